@@ -1,0 +1,96 @@
+# warden — build, test, check, bench, demo.
+#
+# Two commands set everything up on a fresh machine:
+#   make demo   # builds warden, the example policies and the example MCP server, runs the demo
+#   make test   # runs every test (with -race)
+
+GO        ?= go
+BIN       := $(CURDIR)/bin
+TOOLBIN   := $(CURDIR)/.bin
+STATICCHECK_VERSION := v0.8.2
+WARDEN    := $(BIN)/warden
+EXAMPLE_MCP := $(BIN)/warden-example-mcp
+# Every example policy is a Go main package; each is built to policy.wasm inside the
+# example plugin root that ships it (see examples/plugins/*/.codex-plugin/plugin.json).
+POLICY_DIRS := $(wildcard examples/policies/*)
+POLICY_WASMS := $(foreach d,$(POLICY_DIRS),$(BIN)/policies/$(notdir $(d)).wasm)
+
+export CGO_ENABLED ?= 0
+
+.PHONY: all build tools test check bench demo clean policies fuzz
+
+all: build
+
+## tools: install what tests need beyond Go (wat2wasm from wabt; clang+lld for the C guest).
+tools:
+	@missing=""; \
+	command -v wat2wasm >/dev/null 2>&1 || missing="$$missing wabt"; \
+	command -v clang >/dev/null 2>&1 || missing="$$missing clang"; \
+	command -v wasm-ld >/dev/null 2>&1 || missing="$$missing lld"; \
+	if [ -n "$$missing" ]; then \
+	  echo "make tools: installing$$missing with apt-get"; \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq >/dev/null && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null || \
+	  { echo "make tools: could not install$$missing; install them by hand (Debian: apt-get install$$missing)"; exit 1; }; \
+	fi
+
+$(TOOLBIN)/staticcheck:
+	GOBIN=$(TOOLBIN) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+
+## build: the warden binary, the example MCP server and every example policy.
+build: $(WARDEN) $(EXAMPLE_MCP) policies
+
+$(WARDEN): FORCE
+	$(GO) build -o $@ ./cmd/warden
+
+$(EXAMPLE_MCP): FORCE
+	@if [ -d examples/mcpserver ]; then $(GO) build -o $@ ./examples/mcpserver; fi
+
+policies: $(POLICY_WASMS)
+
+$(BIN)/policies/%.wasm: FORCE
+	@mkdir -p $(dir $@)
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./examples/policies/$*
+
+FORCE:
+
+## test: every test, with the race detector.
+test: tools
+	$(GO) test -race -count=1 ./...
+
+## check: formatting, vet, staticcheck, tidy go.mod, and the wasip1 build of abi/ and sdk/.
+check: $(TOOLBIN)/staticcheck
+	@out=$$(gofmt -l $$(git ls-files '*.go') $$(git ls-files --others --exclude-standard '*.go')); \
+	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(TOOLBIN)/staticcheck ./...
+	@cp go.mod .go.mod.check; cp go.sum .go.sum.check; \
+	  $(GO) mod tidy; \
+	  if ! diff -q go.mod .go.mod.check >/dev/null || ! diff -q go.sum .go.sum.check >/dev/null; then \
+	    diff -u .go.mod.check go.mod; mv .go.mod.check go.mod; mv .go.sum.check go.sum; \
+	    echo "go mod tidy changes go.mod/go.sum: run it and commit"; exit 1; fi; \
+	  rm -f .go.mod.check .go.sum.check
+	GOOS=wasip1 GOARCH=wasm $(GO) build ./abi/... ./sdk/...
+
+## bench: every benchmark; each reports its ratio against a baseline measured in the same run
+## (the x-* metrics), and the summary at the end lists just those.
+BENCHTIME ?= 1s
+bench: tools
+	@$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./... 2>&1 | tee $(BIN)/bench.txt
+	@echo; echo "== ratios and goals (from bin/bench.txt)"; grep -E 'x-|goal' $(BIN)/bench.txt || true
+
+## fuzz: run every fuzz target for FUZZTIME (default 30s) each.
+FUZZTIME ?= 30s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	  done; done
+
+## demo: build everything and run the walk-through on the embedded default.
+demo: build
+	$(WARDEN) demo
+
+clean:
+	rm -rf $(BIN)
