@@ -1,0 +1,431 @@
+package decision
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/warden-mcp/warden/abi"
+)
+
+// Policy is one loaded policy plugin as the engine sees it: encoded input in, encoded
+// output out. *policy.Module implements it. Implementations must be safe for concurrent
+// use; Call must honour ctx and report every failure as an error (the engine fails closed
+// on any error).
+type Policy interface {
+	// ID is the plugin id ("name@version") or operator policy name.
+	ID() string
+	// Digest is the module's sha256.
+	Digest() [32]byte
+	// Hooks is the set of hooks the module implements.
+	Hooks() abi.Hook
+	// Call runs one hook on an encoded input and returns the encoded output, owned by the
+	// caller.
+	Call(ctx context.Context, hook abi.Hook, input []byte) ([]byte, error)
+}
+
+// Options configures NewEngine. The zero value is usable: no decision log, time.Now.
+type Options struct {
+	// Log receives one JSON line per decision; nil discards them.
+	Log *Log
+	// Now is the clock for log timestamps and latencies; nil means time.Now.
+	Now func() time.Time
+}
+
+// Engine composes decisions. It is safe for concurrent use; SetPolicies swaps the policy set
+// atomically, so a decision in flight finishes with the set it started with.
+type Engine struct {
+	log *Log
+	now func() time.Time
+	set atomic.Pointer[policySet]
+}
+
+type policySet struct {
+	operator []Policy
+	plugins  map[string]Policy
+}
+
+// NewEngine returns an engine with no policies but the baseline.
+func NewEngine(o Options) *Engine {
+	e := &Engine{log: o.Log, now: o.Now}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	e.set.Store(&policySet{})
+	return e
+}
+
+// SetPolicies replaces the operator policies (run in order, over every server) and the
+// plugin policies (keyed by plugin id, each run over only its own plugin's servers).
+func (e *Engine) SetPolicies(operator []Policy, plugins map[string]Policy) {
+	cp := make(map[string]Policy, len(plugins))
+	for k, v := range plugins {
+		cp[k] = v
+	}
+	e.set.Store(&policySet{operator: append([]Policy(nil), operator...), plugins: cp})
+}
+
+// ServerVerdict is the composed decision for one candidate server.
+type ServerVerdict struct {
+	Name     string
+	PluginID string
+	Action   abi.ServerAction
+	// Reason explains a disable or hide ("" for expose); it is what a client sees as the
+	// server's toolsError.
+	Reason string
+	// DecidedBy names who set the final action: "baseline", "operator:<id>" or
+	// "plugin:<id>"; "" when every answer was expose.
+	DecidedBy string
+	// AllowTools is the intersection of every allow list given (nil: no allow list).
+	AllowTools []string
+	// DenyTools is the union of every deny list given.
+	DenyTools []string
+}
+
+// Servers decides every server of in.Servers. The verdicts are in input order.
+func (e *Engine) Servers(ctx context.Context, in *abi.ServersInput) []ServerVerdict {
+	set := e.set.Load()
+	verdicts := make([]ServerVerdict, len(in.Servers))
+	index := make(map[string]int, len(in.Servers))
+	start := e.now()
+	for i := range in.Servers {
+		s := &in.Servers[i]
+		index[s.Name] = i
+		a, why := baselineServer(in, s)
+		verdicts[i] = ServerVerdict{Name: s.Name, PluginID: s.PluginID, Action: a, Reason: why}
+		if a != abi.ServerExpose {
+			verdicts[i].DecidedBy = BaselineID
+		}
+	}
+	buf := in.AppendTo(nil)
+	inputDigest := digest(buf)
+	e.logDecision(abi.HookServers, in.Thread.ID, BaselineID, "builtin", inputDigest, start, serverEntries(verdicts), nil, nil)
+
+	for _, p := range set.operator {
+		if p.Hooks().Has(abi.HookServers) {
+			e.runServers(ctx, p, "operator:"+p.ID(), &in.Thread, buf, inputDigest, verdicts, index, nil)
+		}
+	}
+	if len(set.plugins) == 0 {
+		return verdicts
+	}
+	// Each selected plugin's policy sees only its own servers.
+	byPlugin := map[string][]int{}
+	for i := range in.Servers {
+		if id := in.Servers[i].PluginID; id != "" {
+			byPlugin[id] = append(byPlugin[id], i)
+		}
+	}
+	ids := make([]string, 0, len(byPlugin))
+	for id := range byPlugin {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	sub := abi.ServersInput{Thread: in.Thread, Environments: in.Environments, HasRequirements: in.HasRequirements, Requirements: in.Requirements}
+	for _, id := range ids {
+		p := set.plugins[id]
+		if p == nil || !p.Hooks().Has(abi.HookServers) || !selected(&in.Thread, id) {
+			continue
+		}
+		sub.Servers = sub.Servers[:0]
+		for _, i := range byPlugin[id] {
+			sub.Servers = append(sub.Servers, in.Servers[i])
+		}
+		b := sub.AppendTo(nil)
+		e.runServers(ctx, p, "plugin:"+id, &in.Thread, b, digest(b), verdicts, index, byPlugin[id])
+	}
+	return verdicts
+}
+
+// runServers calls one policy's servers hook and folds its answer into verdicts. governed
+// lists the verdict indexes the policy may decide (nil: all of them).
+func (e *Engine) runServers(ctx context.Context, p Policy, by string, t *abi.Thread, input []byte, inputDigest string, verdicts []ServerVerdict, index map[string]int, governed []int) {
+	start := e.now()
+	raw, err := p.Call(ctx, abi.HookServers, input)
+	var out abi.ServersOutput
+	if err == nil {
+		err = out.Unmarshal(raw)
+		if err != nil {
+			err = fmt.Errorf("policy plugin %q hook servers: malformed output: %w", p.ID(), err)
+		}
+	}
+	if err == nil && out.Error != "" {
+		err = fmt.Errorf("policy plugin %q hook servers: guest reported error: %s", p.ID(), out.Error)
+	}
+	mine := func(i int) bool {
+		if governed == nil {
+			return true
+		}
+		for _, g := range governed {
+			if g == i {
+				return true
+			}
+		}
+		return false
+	}
+	if err != nil {
+		// Fail closed: everything this policy governs is disabled, naming plugin, hook, cause.
+		for i := range verdicts {
+			if mine(i) {
+				tighten(&verdicts[i], abi.ServerDisable, err.Error(), by)
+			}
+		}
+		e.logDecision(abi.HookServers, t.ID, p.ID(), hexDigest(p), inputDigest, start, nil, err, nil)
+		return
+	}
+	var ignored []string
+	for j := range out.Decisions {
+		d := &out.Decisions[j]
+		i, ok := index[d.Name]
+		if !ok || !mine(i) {
+			ignored = append(ignored, d.Name)
+			continue
+		}
+		v := &verdicts[i]
+		tighten(v, d.Action, d.Reason, by)
+		if len(d.AllowTools) > 0 {
+			v.AllowTools = intersect(v.AllowTools, d.AllowTools)
+		}
+		for _, tool := range d.DenyTools {
+			if !contains(v.DenyTools, tool) {
+				v.DenyTools = append(v.DenyTools, tool)
+			}
+		}
+	}
+	e.logDecision(abi.HookServers, t.ID, p.ID(), hexDigest(p), inputDigest, start, decisionEntries(out.Decisions), nil, ignored)
+}
+
+// tighten applies a decision if it is strictly more restrictive than the verdict so far.
+func tighten(v *ServerVerdict, a abi.ServerAction, reason, by string) {
+	if !a.MoreRestrictive(v.Action) {
+		return
+	}
+	if !a.Valid() {
+		// An undefined action ranks as the most restrictive, so garbage never widens.
+		a, reason = abi.ServerHide, fmt.Sprintf("%s returned an undefined server action", by)
+	}
+	if reason == "" {
+		reason = fmt.Sprintf("%s by %s", a, by)
+	}
+	v.Action, v.Reason, v.DecidedBy = a, reason, by
+}
+
+func intersect(have, with []string) []string {
+	if have == nil {
+		return append([]string{}, with...)
+	}
+	out := have[:0:0]
+	for _, x := range have {
+		if contains(with, x) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// CredentialVerdict is the composed decision for one credential reference.
+type CredentialVerdict struct {
+	// Index is the credential's position in the server's credential list.
+	Index     int
+	Action    abi.CredentialAction
+	Reason    string
+	DecidedBy string
+}
+
+// Credentials decides where each credential of in.Server resolves for in.Route. Verdicts are
+// in credential order. A server whose credentials include a deny must not connect.
+func (e *Engine) Credentials(ctx context.Context, in *abi.CredentialsInput) []CredentialVerdict {
+	set := e.set.Load()
+	start := e.now()
+	s := &in.Server
+	verdicts := make([]CredentialVerdict, len(s.Credentials))
+	for i := range s.Credentials {
+		env := &in.Environment
+		if env.ID == "" {
+			env = nil
+		}
+		a, why := baselineCredential(s, &s.Credentials[i], in.Route, env)
+		verdicts[i] = CredentialVerdict{Index: i, Action: a, Reason: why, DecidedBy: BaselineID}
+	}
+	buf := in.AppendTo(nil)
+	inputDigest := digest(buf)
+	e.logDecision(abi.HookCredentials, in.Thread.ID, BaselineID, "builtin", inputDigest, start, credentialEntries(verdicts), nil, nil)
+	policies := append([]Policy(nil), set.operator...)
+	if p := set.plugins[s.PluginID]; s.PluginID != "" && p != nil {
+		policies = append(policies, p)
+	}
+	for _, p := range policies {
+		if !p.Hooks().Has(abi.HookCredentials) {
+			continue
+		}
+		by := "operator:" + p.ID()
+		if p.ID() == s.PluginID {
+			by = "plugin:" + p.ID()
+		}
+		start := e.now()
+		raw, err := p.Call(ctx, abi.HookCredentials, buf)
+		var out abi.CredentialsOutput
+		if err == nil {
+			if err = out.Unmarshal(raw); err != nil {
+				err = fmt.Errorf("policy plugin %q hook credentials: malformed output: %w", p.ID(), err)
+			}
+		}
+		if err == nil && out.Error != "" {
+			err = fmt.Errorf("policy plugin %q hook credentials: guest reported error: %s", p.ID(), out.Error)
+		}
+		if err != nil {
+			for i := range verdicts {
+				tightenCred(&verdicts[i], abi.CredentialDeny, err.Error(), by)
+			}
+			e.logDecision(abi.HookCredentials, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, nil, err, nil)
+			continue
+		}
+		for _, d := range out.Decisions {
+			if int(d.Index) < len(verdicts) {
+				tightenCred(&verdicts[d.Index], d.Action, d.Reason, by)
+			}
+		}
+		e.logDecision(abi.HookCredentials, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, credentialDecisionEntries(out.Decisions), nil, nil)
+	}
+	return verdicts
+}
+
+func tightenCred(v *CredentialVerdict, a abi.CredentialAction, reason, by string) {
+	if !a.MoreRestrictive(v.Action) {
+		return
+	}
+	if !a.Valid() {
+		a, reason = abi.CredentialDeny, fmt.Sprintf("%s returned an undefined credential action", by)
+	}
+	if reason == "" {
+		reason = fmt.Sprintf("%s by %s", a, by)
+	}
+	v.Action, v.Reason, v.DecidedBy = a, reason, by
+}
+
+// ToolFilter is a server's effective tool lists: the declaration's enabled_tools /
+// disabled_tools merged with the servers-hook verdict's AllowTools / DenyTools.
+type ToolFilter struct {
+	// Allow is an allow list; nil means every tool.
+	Allow []string
+	// Deny is applied after Allow.
+	Deny []string
+}
+
+// Filter merges a declaration's tool lists with a verdict's.
+func Filter(enabled, disabled []string, v *ServerVerdict) ToolFilter {
+	f := ToolFilter{Allow: enabled, Deny: append(append([]string(nil), disabled...), v.DenyTools...)}
+	if v.AllowTools != nil {
+		f.Allow = intersect(f.Allow, v.AllowTools)
+	}
+	return f
+}
+
+// ToolCallVerdict is the composed decision for one tools/call.
+type ToolCallVerdict struct {
+	Action    abi.ToolCallAction
+	Reason    string
+	DecidedBy string
+	// Arguments are the arguments to send: the caller's, or a policy's rewrite.
+	Arguments json.RawMessage
+}
+
+// ToolCall decides one tools/call: the server's tool lists first, then each operator policy,
+// then the server's plugin policy. A rewrite by one policy is what the next one sees.
+func (e *Engine) ToolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilter) ToolCallVerdict {
+	set := e.set.Load()
+	start := e.now()
+	v := ToolCallVerdict{Arguments: in.Arguments}
+	cur := *in
+	buf := cur.AppendTo(nil)
+	inputDigest := digest(buf)
+	if ok, why := toolAllowed(f, in.Tool); !ok {
+		v.Action, v.Reason, v.DecidedBy = abi.ToolCallDeny, why, BaselineID
+		e.logDecision(abi.HookToolCall, in.Thread.ID, BaselineID, "builtin", inputDigest, start, toolCallEntries(&v), nil, nil)
+		return v
+	}
+	e.logDecision(abi.HookToolCall, in.Thread.ID, BaselineID, "builtin", inputDigest, start, toolCallEntries(&v), nil, nil)
+	policies := append([]Policy(nil), set.operator...)
+	if p := set.plugins[in.PluginID]; in.PluginID != "" && p != nil {
+		policies = append(policies, p)
+	}
+	for _, p := range policies {
+		if !p.Hooks().Has(abi.HookToolCall) {
+			continue
+		}
+		by := "operator:" + p.ID()
+		if p.ID() == in.PluginID {
+			by = "plugin:" + p.ID()
+		}
+		start := e.now()
+		raw, err := p.Call(ctx, abi.HookToolCall, buf)
+		var out abi.ToolCallOutput
+		if err == nil {
+			if err = out.Unmarshal(raw); err != nil {
+				err = fmt.Errorf("policy plugin %q hook tool_call: malformed output: %w", p.ID(), err)
+			}
+		}
+		if err == nil && out.Error != "" {
+			err = fmt.Errorf("policy plugin %q hook tool_call: guest reported error: %s", p.ID(), out.Error)
+		}
+		if err == nil && out.Rewrite && !isJSONObject(out.Arguments) {
+			err = fmt.Errorf("policy plugin %q hook tool_call: malformed output: rewritten arguments are not a JSON object", p.ID())
+		}
+		if err != nil {
+			v.Action, v.Reason, v.DecidedBy = abi.ToolCallDeny, err.Error(), by
+			e.logDecision(abi.HookToolCall, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, toolCallEntries(&v), err, nil)
+			return v
+		}
+		if out.Action != abi.ToolCallAllow {
+			v.Action, v.Reason, v.DecidedBy = abi.ToolCallDeny, out.Reason, by
+			if !out.Action.Valid() {
+				v.Reason = by + " returned an undefined tool_call action"
+			}
+			if v.Reason == "" {
+				v.Reason = "denied by " + by
+			}
+			e.logDecision(abi.HookToolCall, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, toolCallEntries(&v), nil, nil)
+			return v
+		}
+		if out.Rewrite {
+			// out's bytes are views into raw, which this call owns; keep a copy anyway so
+			// the verdict never aliases a policy's buffer.
+			v.Arguments = append(json.RawMessage(nil), out.Arguments...)
+			v.DecidedBy = by
+			cur.Arguments = v.Arguments
+			buf = cur.AppendTo(nil)
+			inputDigest = digest(buf)
+		}
+		e.logDecision(abi.HookToolCall, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, toolCallEntries(&v), nil, nil)
+	}
+	return v
+}
+
+func isJSONObject(b []byte) bool {
+	if !json.Valid(b) {
+		return false
+	}
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		}
+		return c == '{'
+	}
+	return false
+}
+
+func hexDigest(p Policy) string {
+	d := p.Digest()
+	return hex.EncodeToString(d[:])
+}
+
+func digest(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}

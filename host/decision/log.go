@@ -1,0 +1,202 @@
+package decision
+
+import (
+	"io"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/warden-mcp/warden/abi"
+)
+
+// Log writes the decision log: one JSON object per line, one line per hook invocation
+// (the baseline's included). A nil *Log discards everything. Log is safe for concurrent use.
+//
+// Line shape:
+//
+//	{"time":"2026-11-30T15:04:05.123456Z","thread":"t1","plugin":"demo@1","digest":"…",
+//	 "hook":"servers","input":"sha256:…","outcome":{"docs":"expose","x":"hide"},
+//	 "reasons":{"x":"…"},"latency_us":3.1}
+//
+// A failed policy has "error" instead of "outcome". Inputs carry names and metadata only,
+// never secret values, and so do these lines.
+type Log struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf []byte
+}
+
+// NewLog returns a decision log writing to w.
+func NewLog(w io.Writer) *Log { return &Log{w: w} }
+
+type logLine struct {
+	thread, plugin, digest, hook, input string
+	start, end                          time.Time
+	err                                 error
+}
+
+func (l *Log) write(line *logLine, outcome func(b []byte) []byte) {
+	if l == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := l.buf[:0]
+	b = append(b, `{"time":`...)
+	b = appendJSONString(b, line.end.UTC().Format(time.RFC3339Nano))
+	b = append(b, `,"thread":`...)
+	b = appendJSONString(b, line.thread)
+	b = append(b, `,"plugin":`...)
+	b = appendJSONString(b, line.plugin)
+	b = append(b, `,"digest":`...)
+	b = appendJSONString(b, line.digest)
+	b = append(b, `,"hook":`...)
+	b = appendJSONString(b, line.hook)
+	b = append(b, `,"input":`...)
+	b = appendJSONString(b, line.input)
+	if line.err != nil {
+		b = append(b, `,"error":`...)
+		b = appendJSONString(b, line.err.Error())
+	} else if outcome != nil {
+		b = outcome(b)
+	}
+	b = append(b, `,"latency_us":`...)
+	b = strconv.AppendFloat(b, float64(line.end.Sub(line.start).Nanoseconds())/1e3, 'f', 1, 64)
+	b = append(b, "}\n"...)
+	l.buf = b
+	// A failing log writer must not change a decision; the error is dropped here and the
+	// writer (a file) reports its own failures.
+	_, _ = l.w.Write(b)
+}
+
+// entry is one decided item in a log line: a server, a credential (by index) or a call.
+type entry struct{ name, action, reason string }
+
+// appendOutcome writes ,"outcome":{name:action,...},"reasons":{name:reason,...}.
+func appendOutcome(b []byte, entries []entry) []byte {
+	b = append(b, `,"outcome":{`...)
+	for i, e := range entries {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, e.name)
+		b = append(b, ':')
+		b = appendJSONString(b, e.action)
+	}
+	b = append(b, '}')
+	first := true
+	for _, e := range entries {
+		if e.reason == "" {
+			continue
+		}
+		if first {
+			b = append(b, `,"reasons":{`...)
+			first = false
+		} else {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, e.name)
+		b = append(b, ':')
+		b = appendJSONString(b, e.reason)
+	}
+	if !first {
+		b = append(b, '}')
+	}
+	return b
+}
+
+// logDecision writes one decision-log line for a hook invocation by plugin (or the
+// baseline). ignored lists names a policy decided but does not govern.
+func (e *Engine) logDecision(hook abi.Hook, thread, plugin, dgst, input string, start time.Time, entries []entry, err error, ignored []string) {
+	if e.log == nil {
+		return
+	}
+	line := &logLine{thread: thread, plugin: plugin, digest: dgst, hook: hook.String(), input: input, start: start, end: e.now(), err: err}
+	e.log.write(line, func(b []byte) []byte {
+		b = appendOutcome(b, entries)
+		if len(ignored) > 0 {
+			b = append(b, `,"ignored":[`...)
+			for i, n := range ignored {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = appendJSONString(b, n)
+			}
+			b = append(b, ']')
+		}
+		return b
+	})
+}
+
+func serverEntries(vs []ServerVerdict) []entry {
+	out := make([]entry, len(vs))
+	for i, v := range vs {
+		out[i] = entry{v.Name, v.Action.String(), v.Reason}
+	}
+	return out
+}
+
+func decisionEntries(ds []abi.ServerDecision) []entry {
+	out := make([]entry, len(ds))
+	for i, d := range ds {
+		out[i] = entry{d.Name, d.Action.String(), d.Reason}
+	}
+	return out
+}
+
+func credentialEntries(vs []CredentialVerdict) []entry {
+	out := make([]entry, len(vs))
+	for i, v := range vs {
+		out[i] = entry{strconv.Itoa(v.Index), v.Action.String(), v.Reason}
+	}
+	return out
+}
+
+func credentialDecisionEntries(ds []abi.CredentialDecision) []entry {
+	out := make([]entry, len(ds))
+	for i, d := range ds {
+		out[i] = entry{strconv.FormatUint(uint64(d.Index), 10), d.Action.String(), d.Reason}
+	}
+	return out
+}
+
+func toolCallEntries(v *ToolCallVerdict) []entry {
+	return []entry{{"call", v.Action.String(), v.Reason}}
+}
+
+// appendJSONString appends s as a JSON string: quotes, backslashes and control characters
+// escaped, invalid UTF-8 replaced by U+FFFD.
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20 || c == 0x7f:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, `\ufffd`...)
+		} else {
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}

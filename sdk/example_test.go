@@ -1,0 +1,21 @@
+package sdk_test
+
+import (
+	"fmt"
+
+	"github.com/warden-mcp/warden/sdk"
+)
+
+func ExampleURLHost() {
+	host := sdk.URLHost("https://user@Docs.Example.com:8443/mcp")
+	fmt.Println(host, sdk.HostIn(host, "*.example.com"), sdk.HostIn(host, "example.com"))
+	// Output:
+	// Docs.Example.com true false
+}
+
+func ExampleJSONStringField() {
+	path, ok := sdk.JSONStringField([]byte(`{"path":"/etc/passwd","mode":"r"}`), "path")
+	fmt.Println(path, ok)
+	// Output:
+	// /etc/passwd true
+}
