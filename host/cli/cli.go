@@ -1,0 +1,207 @@
+// Package cli implements the warden command line: one binary with subcommands. Main is what
+// cmd/warden runs and what the testscript tests run in-process.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/warden-mcp/warden/host/config"
+	"github.com/warden-mcp/warden/host/logging"
+)
+
+// IO is the process's standard streams and environment, injectable for tests.
+type IO struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+}
+
+// Stdio returns the real process streams.
+func Stdio() IO { return IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv} }
+
+// Exit codes.
+const (
+	ExitOK       = 0
+	ExitFailure  = 1 // the command ran and found problems (or failed)
+	ExitUsage    = 2 // bad flags or arguments
+	ExitInternal = 3
+)
+
+// errUsage marks an error as a usage error (exit 2) after its message is printed.
+var errUsage = errors.New("usage")
+
+// global holds the flags every subcommand accepts before its name.
+type global struct {
+	home     string
+	logJSON  bool
+	logLevel string
+	io       IO
+	log      hclog.Logger
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, g *global, args []string) error
+}
+
+func commands() []command {
+	return []command{
+		{"plugins", "list and inspect capability roots (plugins list|inspect ID)", runPlugins},
+		{"config", "validate a warden home (config check)", runConfig},
+		{"policy", "evaluate and test policy plugins (policy eval|test)", runPolicy},
+		{"demo", "walk through the embedded default", runDemo},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// Main runs the warden command line with args (without the program name) and returns the
+// process exit code.
+func Main(ctx context.Context, args []string, io IO) int {
+	if io.Getenv == nil {
+		io.Getenv = os.Getenv
+	}
+	g := &global{io: io}
+	fs := flag.NewFlagSet("warden", flag.ContinueOnError)
+	fs.SetOutput(io.Stderr)
+	fs.StringVar(&g.home, "home", "", "warden home directory (default $WARDEN_HOME, else ~/.warden)")
+	fs.BoolVar(&g.logJSON, "log-json", false, "log JSON lines instead of text")
+	fs.StringVar(&g.logLevel, "log-level", "info", "log level: trace, debug, info, warn, error, off")
+	fs.Usage = func() { usage(io.Stderr, fs) }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return ExitUsage
+	}
+	if !logging.ValidLevel(g.logLevel) {
+		fmt.Fprintf(io.Stderr, "warden: unknown log level %q\n", g.logLevel)
+		return ExitUsage
+	}
+	g.log = logging.New(logging.Options{JSON: g.logJSON, Level: g.logLevel, Output: io.Stderr})
+	if g.home == "" {
+		g.home = homeFromEnv(io.Getenv)
+	}
+	rest := fs.Args()
+	if len(rest) == 0 || rest[0] == "help" || rest[0] == "-h" {
+		usage(io.Stdout, fs)
+		if len(rest) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	for _, c := range commands() {
+		if c.name != rest[0] {
+			continue
+		}
+		err := c.run(ctx, g, rest[1:])
+		switch {
+		case err == nil:
+			return ExitOK
+		case errors.Is(err, errUsage):
+			return ExitUsage
+		case errors.Is(err, errSilentFailure):
+			return ExitFailure
+		default:
+			fmt.Fprintf(io.Stderr, "warden %s: %v\n", c.name, err)
+			return ExitFailure
+		}
+	}
+	fmt.Fprintf(io.Stderr, "warden: unknown command %q (run `warden help`)\n", rest[0])
+	return ExitUsage
+}
+
+// errSilentFailure makes Main exit 1 without printing: the command already reported why.
+var errSilentFailure = errors.New("failed (reported)")
+
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintln(w, "usage: warden [--home DIR] [--log-json] [--log-level LEVEL] COMMAND [ARGS]")
+	fmt.Fprintln(w, "\ncommands:")
+	cmds := commands()
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].name < cmds[j].name })
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nglobal flags:")
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
+
+func homeFromEnv(getenv func(string) string) string {
+	if h := getenv("WARDEN_HOME"); h != "" {
+		return h
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".warden")
+	}
+	h, err := config.DefaultHome()
+	if err != nil {
+		return ".warden"
+	}
+	return h
+}
+
+// subFlags returns a FlagSet for a subcommand that prints its errors to stderr.
+func subFlags(g *global, name, argsUsage string) *flag.FlagSet {
+	fs := flag.NewFlagSet("warden "+name, flag.ContinueOnError)
+	fs.SetOutput(g.io.Stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(g.io.Stderr, "usage: warden %s %s\n", name, argsUsage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses a subcommand's flags, mapping flag errors to errUsage. Flags may appear
+// after positional arguments too (`warden plugins inspect ID --json`).
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, errUsage
+			}
+			return nil, errUsage
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return positional, nil
+		}
+		if args[0] == "--" {
+			return append(positional, args[1:]...), nil
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+}
+
+func runVersion(_ context.Context, g *global, _ []string) error {
+	fmt.Fprintln(g.io.Stdout, "warden", Version)
+	return nil
+}
+
+// Version is the warden version, set at link time with -X.
+var Version = "dev"
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, sep)
+}
