@@ -1,0 +1,638 @@
+package mcpconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/warden-mcp/warden/host/config"
+)
+
+// State is a connection's lifecycle state.
+type State string
+
+// States.
+const (
+	// StateStarting: a connection attempt (start, handshake, first tools/list) is running.
+	StateStarting State = "starting"
+	// StateReady: the session is up and the tool catalog is loaded.
+	StateReady State = "ready"
+	// StateFailed: the last attempt failed or the session died; the next use restarts it
+	// (subject to Backoff). A closed connection also reports StateFailed, with ErrClosed.
+	StateFailed State = "failed"
+)
+
+// Status is a snapshot of a connection's state.
+type Status struct {
+	// State is starting, ready or failed.
+	State State
+	// Err is the failure for StateFailed (an *Error: its text names the server and holds
+	// no credential value); nil otherwise.
+	Err error
+	// RetryAt is, for StateFailed, the earliest time the next use may restart the server.
+	RetryAt time.Time
+	// ProtocolVersion is the negotiated MCP protocol version when ready.
+	ProtocolVersion string
+}
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// Event kinds.
+const (
+	// EventStatus: the connection's state changed (see Event.Status). After a restart
+	// (starting → ready) the tool catalog may differ; read Conn.Tools.
+	EventStatus EventKind = iota
+	// EventTools: the server sent notifications/tools/list_changed and the catalog was
+	// re-read (see Event.Tools).
+	EventTools
+)
+
+// Event is delivered to Subscribe callbacks.
+type Event struct {
+	Kind EventKind
+	// Status is the connection's status after the change.
+	Status Status
+	// Tools is the new catalog, for EventTools.
+	Tools []*mcp.Tool
+}
+
+// Conn is one user's handle on a shared connection, returned by Manager.Acquire. Every
+// handle of a key sees the same session and catalog. Release it when done; after Release
+// (or Manager.Close) its methods fail with ErrClosed.
+//
+// A Conn is safe for concurrent use by multiple goroutines.
+type Conn struct {
+	s        *shared
+	released atomic.Bool
+	mu       sync.Mutex      // guards subs; taken before shared.mu
+	subs     []*subscription // this handle's subscriptions, dropped at Release
+}
+
+// Name is the server's name.
+func (c *Conn) Name() string { return c.s.spec.Name }
+
+// Key is the sharing key (Spec.Key); safe to log.
+func (c *Conn) Key() string { return c.s.spec.Key }
+
+// Status returns the connection's current state.
+func (c *Conn) Status() Status {
+	if c.released.Load() {
+		return Status{State: StateFailed, Err: c.closedErr()}
+	}
+	return c.s.status()
+}
+
+// Tools returns the cached tool catalog (read once per session with a paginated
+// tools/list, and again on notifications/tools/list_changed). It is nil unless the
+// connection is ready. The slice is the caller's; the *mcp.Tool values are shared and must
+// not be modified.
+func (c *Conn) Tools() []*mcp.Tool {
+	if c.released.Load() {
+		return nil
+	}
+	c.s.mu.Lock()
+	defer c.s.mu.Unlock()
+	if c.s.state != stateReady {
+		return nil
+	}
+	return slices.Clone(c.s.tools)
+}
+
+// Ready waits until the connection is ready, bounded by ctx. A connection that failed is
+// started again first, unless the Backoff still holds it back (then Ready fails at once
+// with ErrBackoff wrapping the last failure). Concurrent callers share one attempt.
+func (c *Conn) Ready(ctx context.Context) error {
+	if c.released.Load() {
+		return c.closedErr()
+	}
+	_, err := c.s.ready(ctx)
+	return err
+}
+
+// CallTool calls tool name with args — a json.RawMessage, a map[string]any, or anything
+// that marshals to a JSON object; nil sends {} — and returns the server's result. A tool
+// error is a result with IsError set, not an error. The call is bounded by ctx and the
+// Spec's ToolTimeout (ErrToolTimeout); it first makes the connection ready as Ready does.
+// If the server dies during the call, CallTool returns promptly with ErrServerExited.
+func (c *Conn) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
+	if c.released.Load() {
+		return nil, c.closedErr()
+	}
+	s := c.s
+	sess, err := s.ready(ctx)
+	if err != nil {
+		return nil, err
+	}
+	spec := &s.spec
+	callCtx, cancelTimeout := context.WithTimeoutCause(ctx, spec.ToolTimeout, ErrToolTimeout)
+	defer cancelTimeout()
+	callCtx, cancelDead := context.WithCancelCause(callCtx)
+	defer cancelDead(nil)
+	stop := context.AfterFunc(sess.dead, func() { cancelDead(context.Cause(sess.dead)) })
+	defer stop()
+
+	res, err := sess.cs.CallTool(callCtx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err == nil {
+		return res, nil
+	}
+	switch {
+	case isServerAnswer(err):
+		// The server answered with a JSON-RPC error; the session is fine.
+		return nil, newError(spec, nil, fmt.Sprintf("rejected tools/call %q", name), err)
+	case errors.Is(context.Cause(callCtx), ErrToolTimeout) && ctx.Err() == nil:
+		return nil, newError(spec, ErrToolTimeout,
+			fmt.Sprintf("did not answer tools/call %q within %s", name, spec.ToolTimeout), nil)
+	case ctx.Err() != nil && sess.dead.Err() == nil:
+		return nil, newError(spec, nil, fmt.Sprintf("tools/call %q abandoned", name), ctx.Err())
+	}
+	if sess.stderr != nil {
+		// A stdio transport error: the server is probably gone. Give the watcher a moment
+		// to reap it, so the error can say why (exit status, stderr).
+		select {
+		case <-sess.dead.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	if sess.dead.Err() != nil {
+		return nil, newError(spec, nil, fmt.Sprintf("lost tools/call %q", name), context.Cause(sess.dead))
+	}
+	return nil, newError(spec, nil, fmt.Sprintf("failed tools/call %q", name), err)
+}
+
+// isServerAnswer reports whether err is a JSON-RPC error the server sent, as opposed to
+// one the SDK made up for a transport condition (codes -32003 client closing, -32004
+// server closing, -32005 rejected by transport) or a closed connection.
+func isServerAnswer(err error) bool {
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) || errors.Is(err, mcp.ErrConnectionClosed) {
+		return false
+	}
+	switch wire.Code {
+	case -32003, -32004, -32005:
+		return false
+	}
+	return true
+}
+
+// Subscribe registers fn to be called for every Event of the connection (status changes
+// and tool catalog refreshes) until the returned cancel func is called or the handle is
+// released. Events of one connection are delivered in order, one at a time, on some
+// goroutine of the package or of the caller that caused them, never while a lock is held;
+// fn must not block for long (hand the event to your own goroutine if it has work to do).
+// fn may call any method of any Conn, including Release, but not Manager.Close (which waits
+// for the goroutine fn may be running on).
+func (c *Conn) Subscribe(fn func(Event)) (cancel func()) {
+	sub := &subscription{fn: fn}
+	c.mu.Lock() // held across the check and the registration, so Release cannot miss sub
+	defer c.mu.Unlock()
+	if c.released.Load() {
+		return func() {}
+	}
+	c.subs = append(c.subs, sub)
+	c.s.mu.Lock()
+	c.s.subs[sub] = struct{}{}
+	c.s.mu.Unlock()
+	return func() {
+		c.s.mu.Lock()
+		delete(c.s.subs, sub)
+		c.s.mu.Unlock()
+	}
+}
+
+// Release gives the handle's reference back and drops its subscriptions. When the last
+// reference of a connection is released, its session is closed (a stdio server is asked to
+// exit: stdin closed, then SIGTERM and SIGKILL after Options.TerminateGrace each) — at once,
+// blocking until it is closed, or after Options.IdleGrace. Release is idempotent.
+func (c *Conn) Release() {
+	if !c.released.CompareAndSwap(false, true) {
+		return
+	}
+	c.mu.Lock()
+	subs := c.subs
+	c.subs = nil
+	c.mu.Unlock()
+	c.s.mu.Lock()
+	for _, sub := range subs {
+		delete(c.s.subs, sub)
+	}
+	c.s.mu.Unlock()
+	c.s.m.release(c.s)
+}
+
+func (c *Conn) closedErr() error {
+	return newError(&c.s.spec, ErrClosed, "connection is closed", nil)
+}
+
+type subscription struct{ fn func(Event) }
+
+// state is the internal lifecycle; stateNew reports as StateStarting.
+type state int
+
+const (
+	stateNew state = iota
+	stateStarting
+	stateReady
+	stateFailed
+)
+
+// shared is the connection of one key: the session (while ready), the catalog, the
+// reference count and the subscribers. Lock order: Manager.mu before shared.mu.
+type shared struct {
+	m    *Manager
+	spec Spec
+	log  hclog.Logger
+	// ctx is canceled when the connection is closed; it bounds connection attempts.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.Mutex
+	refs     int
+	closed   bool
+	idleStop chan struct{} // non-nil during an idle grace period
+	state    state
+	err      error         // stateFailed: the failure
+	retryAt  time.Time     // stateFailed: end of the backoff
+	attempt  chan struct{} // stateStarting: closed when the attempt settles
+	sess     *session      // stateReady: the session
+	tools    []*mcp.Tool   // stateReady: the catalog
+	readyAt  time.Time
+	subs     map[*subscription]struct{}
+	events   []Event
+	sending  bool // an event delivery loop is running
+}
+
+func newShared(m *Manager, spec Spec) *shared {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &shared{
+		m:      m,
+		spec:   spec,
+		log:    m.log.With("server", spec.Name, "key", shortKey(spec.Key)),
+		ctx:    ctx,
+		cancel: cancel,
+		subs:   map[*subscription]struct{}{},
+	}
+}
+
+func (s *shared) status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.statusLocked()
+}
+
+func (s *shared) statusLocked() Status {
+	switch {
+	case s.closed:
+		return Status{State: StateFailed, Err: newError(&s.spec, ErrClosed, "connection is closed", nil)}
+	case s.state == stateReady:
+		return Status{State: StateReady, ProtocolVersion: s.sess.protocol}
+	case s.state == stateFailed:
+		return Status{State: StateFailed, Err: s.err, RetryAt: s.retryAt}
+	}
+	return Status{State: StateStarting}
+}
+
+// stopIdleLocked ends an idle grace period (s.mu held).
+func (s *shared) stopIdleLocked() {
+	if s.idleStop != nil {
+		close(s.idleStop)
+		s.idleStop = nil
+	}
+}
+
+// ready returns the live session, starting one if needed (see Conn.Ready).
+func (s *shared) ready(ctx context.Context) (*session, error) {
+	waited := false
+	for {
+		hold, last := s.m.heldBack(s.spec.Key)
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, newError(&s.spec, ErrClosed, "connection is closed", nil)
+		}
+		switch s.state {
+		case stateReady:
+			sess := s.sess
+			s.mu.Unlock()
+			return sess, nil
+		case stateStarting:
+			ch := s.attempt
+			s.mu.Unlock()
+			select {
+			case <-ch:
+				waited = true
+				continue
+			case <-ctx.Done():
+				return nil, newError(&s.spec, nil, "was not ready", ctx.Err())
+			}
+		case stateFailed:
+			if waited {
+				err := s.err
+				s.mu.Unlock()
+				return nil, err
+			}
+		}
+		// stateNew, or stateFailed found on arrival: (re)start, unless held back.
+		if hold > 0 && last != nil {
+			s.mu.Unlock()
+			return nil, newError(&s.spec, ErrBackoff,
+				fmt.Sprintf("failed recently; restart held back for %s", hold.Round(time.Millisecond)), last)
+		}
+		ch := make(chan struct{})
+		s.state, s.attempt, s.err = stateStarting, ch, nil
+		s.emitLocked(EventStatus)
+		s.m.wg.Add(1) // s is open, so Manager.Close has not reached wg.Wait
+		go s.run(ch)
+		s.mu.Unlock()
+		s.deliver()
+	}
+}
+
+// run makes one connection attempt and publishes its outcome.
+func (s *shared) run(done chan struct{}) {
+	defer s.m.wg.Done()
+	s.log.Debug("connecting", "transport", s.spec.Transport)
+	start := time.Now()
+	sess, tools, err := s.start()
+	var retryAt time.Time
+	if err != nil && s.ctx.Err() == nil { // a start cut short by Close is no failure
+		retryAt = s.m.noteFailure(s.spec.Key, err, 0)
+	}
+	s.mu.Lock()
+	s.attempt = nil
+	if s.closed {
+		close(done)
+		s.mu.Unlock()
+		if sess != nil {
+			sess.close()
+		}
+		return
+	}
+	if err != nil {
+		s.state, s.err, s.retryAt = stateFailed, err, retryAt
+		s.log.Warn("server failed to start", "error", err)
+	} else {
+		s.state, s.sess, s.tools, s.readyAt = stateReady, sess, tools, time.Now()
+		s.log.Info("server ready", "tools", len(tools), "protocol", sess.protocol,
+			"elapsed", time.Since(start).Round(time.Millisecond))
+		s.m.wg.Add(2)
+		go s.watch(sess)
+		go s.refresher(sess)
+	}
+	close(done)
+	s.emitLocked(EventStatus)
+	s.mu.Unlock()
+	s.deliver()
+}
+
+// start runs connect under the startup timeout. connect honours its context, but closing a
+// half-started stdio server can take TerminateGrace; start does not wait for that.
+func (s *shared) start() (*session, []*mcp.Tool, error) {
+	spec := &s.spec
+	ctx, cancel := context.WithTimeout(s.ctx, spec.StartupTimeout)
+	defer cancel()
+	type result struct {
+		sess  *session
+		tools []*mcp.Tool
+		err   error
+	}
+	sess := s.newSession()
+	ch := make(chan result, 1)
+	s.m.wg.Add(1) // inside the counted run goroutine
+	go func() {
+		defer s.m.wg.Done()
+		tools, err := s.connect(ctx, sess)
+		ch <- result{sess, tools, err}
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, nil, r.err
+		}
+		return r.sess, r.tools, nil
+	case <-ctx.Done():
+	}
+	sess.abort()
+	s.m.wg.Add(1)
+	go func() { // reap whatever the abandoned attempt produces
+		defer s.m.wg.Done()
+		sess.closeConn() // unblocks a handshake step that ignores its context
+		if r := <-ch; r.err == nil {
+			r.sess.close()
+		}
+	}()
+	if s.ctx.Err() != nil {
+		return nil, nil, newError(spec, ErrClosed, "connection closed while starting", nil)
+	}
+	e := newError(spec, ErrStartupTimeout, fmt.Sprintf("did not start within %s", spec.StartupTimeout), nil)
+	e.Stderr = sess.stderr.String()
+	return nil, nil, e
+}
+
+// session is one MCP client session and, for stdio, its server process.
+type session struct {
+	cs     *mcp.ClientSession          // set by connect once the handshake succeeded
+	conn   atomic.Pointer[trackedConn] // the raw connection, once the transport connected
+	stderr *stderrSink                 // stdio only
+	pid    atomic.Int64                // stdio: the server process id, once started
+	// abortCtx is canceled to abort everything at once: it kills a stdio server (the
+	// command's context) and cancels an HTTP server's in-flight requests.
+	abortCtx context.Context
+	abortAll context.CancelFunc
+	protocol string
+	refresh  chan struct{} // list_changed signals, coalesced
+	// dead is canceled when the session ends: with the failure as cause when the server
+	// went away, ErrClosed when we closed it.
+	dead    context.Context
+	kill    context.CancelCauseFunc
+	closing atomic.Bool
+}
+
+func (s *shared) newSession() *session {
+	x := &session{refresh: make(chan struct{}, 1)}
+	x.dead, x.kill = context.WithCancelCause(context.Background())
+	x.abortCtx, x.abortAll = context.WithCancel(context.Background())
+	if s.spec.Transport == config.TransportStdio {
+		x.stderr = newStderrSink(s.log, s.spec.secrets, s.m.opts.StderrTailBytes)
+	}
+	return x
+}
+
+// close ends the session on our initiative and waits for it (and a stdio server) to end:
+// gracefully (stdin closed, SIGTERM, SIGKILL; see Options.TerminateGrace).
+func (x *session) close() {
+	x.closing.Store(true)
+	x.kill(ErrClosed)
+	if x.cs != nil {
+		_ = x.cs.Close()
+	}
+	x.closeConn()
+	x.abortAll()
+}
+
+// abort kills a stdio server, or cancels an HTTP server's requests, whose start was
+// abandoned; it does not wait.
+func (x *session) abort() {
+	x.closing.Store(true)
+	x.kill(ErrClosed)
+	x.abortAll()
+}
+
+// closeConn closes the raw connection (if the transport got that far) and waits for it.
+func (x *session) closeConn() {
+	if c := x.conn.Load(); c != nil {
+		_ = c.Close()
+	}
+}
+
+// exitStatus is a stdio server's exit status once its connection is closed ("exit status
+// 1", "signal: killed"), "" if unknown or it exited cleanly.
+func (x *session) exitStatus() string {
+	c := x.conn.Load()
+	if c == nil || x.stderr == nil {
+		return ""
+	}
+	select {
+	case <-c.closed:
+	default:
+		return ""
+	}
+	if c.closeErr == nil {
+		return ""
+	}
+	return c.closeErr.Error()
+}
+
+// watch waits for the session to end; if the server ended it, the connection fails.
+func (s *shared) watch(sess *session) {
+	defer s.m.wg.Done()
+	werr := sess.cs.Wait()
+	if sess.closing.Load() {
+		return
+	}
+	_ = sess.cs.Close() // reaps a stdio server
+	sess.closeConn()
+	sess.abortAll()
+	var cause error
+	if exit := sess.exitStatus(); exit != "" {
+		cause = errors.New(exit)
+	} else if werr != nil {
+		cause = werr
+	} else if sess.stderr != nil {
+		cause = errors.New("exited")
+	} else {
+		cause = errors.New("connection closed by the server")
+	}
+	e := newError(&s.spec, ErrServerExited, "", fmt.Errorf("%w: %w", ErrServerExited, cause))
+	e.Stderr = sess.stderr.String()
+	sess.kill(e)
+
+	s.mu.Lock()
+	if s.sess != sess || s.closed {
+		s.mu.Unlock()
+		return
+	}
+	healthy := time.Since(s.readyAt)
+	s.mu.Unlock()
+	retryAt := s.m.noteFailure(s.spec.Key, e, healthy)
+	s.mu.Lock()
+	if s.sess == sess && !s.closed {
+		s.state, s.err, s.retryAt, s.sess, s.tools = stateFailed, e, retryAt, nil, nil
+		s.emitLocked(EventStatus)
+	}
+	s.mu.Unlock()
+	s.log.Warn("server connection lost", "error", e)
+	s.deliver()
+}
+
+// refresher re-reads the catalog after each tools/list_changed, until the session ends.
+func (s *shared) refresher(sess *session) {
+	defer s.m.wg.Done()
+	for {
+		select {
+		case <-sess.dead.Done():
+			return
+		case <-sess.refresh:
+		}
+		ctx, cancel := context.WithTimeout(sess.dead, s.spec.StartupTimeout)
+		tools, err := listTools(ctx, sess.cs)
+		cancel()
+		if err != nil {
+			if sess.dead.Err() == nil {
+				s.log.Warn("re-reading the tool catalog after tools/list_changed failed; keeping the old one",
+					"error", newError(&s.spec, nil, "tools/list", err))
+			}
+			continue
+		}
+		s.mu.Lock()
+		if s.sess != sess || s.closed {
+			s.mu.Unlock()
+			return
+		}
+		s.tools = tools
+		s.emitLocked(EventTools)
+		s.mu.Unlock()
+		s.log.Debug("tool catalog refreshed", "tools", len(tools))
+		s.deliver()
+	}
+}
+
+// emitLocked queues an event of kind for the subscribers (s.mu held); deliver sends it.
+func (s *shared) emitLocked(kind EventKind) {
+	if len(s.subs) == 0 {
+		return
+	}
+	ev := Event{Kind: kind, Status: s.statusLocked()}
+	if kind == EventTools {
+		ev.Tools = slices.Clone(s.tools)
+	}
+	s.events = append(s.events, ev)
+}
+
+// deliver sends queued events, in order, unless another goroutine is already doing so.
+func (s *shared) deliver() {
+	s.mu.Lock()
+	if s.sending {
+		s.mu.Unlock()
+		return
+	}
+	s.sending = true
+	for len(s.events) > 0 {
+		ev := s.events[0]
+		s.events = s.events[1:]
+		subs := slices.Collect(maps.Keys(s.subs))
+		s.mu.Unlock()
+		for _, sub := range subs {
+			sub.fn(ev)
+		}
+		s.mu.Lock()
+	}
+	s.sending = false
+	s.mu.Unlock()
+}
+
+// shutdown closes the connection for good: aborts an attempt, closes the session, and
+// waits for it. s is already unregistered from the Manager.
+func (s *shared) shutdown() {
+	s.cancel()
+	s.mu.Lock()
+	s.closed = true
+	s.stopIdleLocked()
+	sess := s.sess
+	s.sess, s.tools = nil, nil
+	s.events = nil
+	s.mu.Unlock()
+	if sess != nil {
+		sess.close()
+		s.log.Debug("connection closed")
+	}
+}
