@@ -1,0 +1,217 @@
+package policy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/warden-mcp/warden/abi"
+)
+
+// maxGuestErrorText caps the guest-reported error text kept in a *Error.
+const maxGuestErrorText = 1 << 10
+
+// Call runs hook with an already-encoded input and returns the encoded
+// output: a copy owned by the caller (nil for an empty output, which means
+// "no opinion"). It is the bottom of the typed wrappers, for callers that
+// encode and decode themselves.
+//
+// Per call: the memo is consulted (when on); an instance is taken from the
+// pool (waiting, bounded by ctx, when all are busy); the input is written
+// into the instance's warden_alloc buffer (growing it only when too small);
+// the hook runs under a Limits.Timeout deadline; the output is bounds- and
+// size-checked and copied out. An instance that trapped, timed out, hit the
+// memory limit, exited or returned a bad output is closed and replaced in
+// the background, never reused.
+//
+// Errors are *Error. Call does not look inside the output, so it never
+// reports CauseGuestError or a decoding CauseMalformedOutput; the typed
+// wrappers do.
+func (m *Module) Call(ctx context.Context, hook abi.Hook, input []byte) ([]byte, error) {
+	out, err := m.call(ctx, hook, input, nil)
+	if err != nil {
+		return nil, err
+	}
+	if m.memo != nil && out != nil {
+		out = bytes.Clone(out) // the memo keeps the original
+	}
+	return out, nil
+}
+
+// check inspects a successful output while the instance is still held:
+// it returns a non-nil *Error for a malformed output (the instance is then
+// discarded) or a guest-reported error (the instance is kept). Neither is
+// memoised.
+type check func(out []byte) *Error
+
+func (m *Module) call(ctx context.Context, hook abi.Hook, input []byte, chk check) ([]byte, error) {
+	if hook == 0 || hook&(hook-1) != 0 || !m.hooks.Has(hook) {
+		return nil, &Error{PluginID: m.id, Hook: hook, Cause: CauseMissingHook,
+			Err: detail(nil, "hook not implemented (the module implements %s)", m.hooks)}
+	}
+	if len(input) > m.limits.MaxInputBytes {
+		return nil, &Error{PluginID: m.id, Hook: hook, Cause: CauseInputTooLarge,
+			Err: detail(nil, "input of %d bytes exceeds the %d-byte cap", len(input), m.limits.MaxInputBytes)}
+	}
+	var key [32]byte
+	if m.memo != nil {
+		key = memoKey(hook, input)
+		if out, ok := m.memo.get(&key); ok {
+			if chk != nil {
+				if err := chk(out); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		}
+	}
+
+	in, err := m.acquire(ctx)
+	if err != nil {
+		return nil, m.acquireError(hook, err)
+	}
+	out, perr := in.invoke(ctx, hook, input)
+	if perr == nil && chk != nil {
+		perr = chk(out)
+	}
+	if perr != nil {
+		if perr.Cause == CauseGuestError {
+			m.release(in)
+		} else {
+			m.discard(in)
+			m.logger.Warn("policy instance discarded", "hook", hook.String(), "cause", perr.Cause.String(), "error", perr.Err.Error())
+		}
+		return nil, perr
+	}
+	m.release(in)
+	if m.memo != nil {
+		m.memo.put(&key, out)
+	}
+	return out, nil
+}
+
+func (m *Module) acquireError(hook abi.Hook, err error) error {
+	var pe *Error
+	switch {
+	case errors.As(err, &pe):
+		// A background instantiation failed: report it for this hook.
+		return &Error{PluginID: m.id, Hook: hook, Cause: pe.Cause, Err: detail(pe, "no instance available: %v", pe.Err)}
+	case errors.Is(err, ErrClosed):
+		return &Error{PluginID: m.id, Hook: hook, Cause: CauseClosed, Err: detail(err, "module closed")}
+	default:
+		return &Error{PluginID: m.id, Hook: hook, Cause: CauseCanceled, Err: detail(err, "canceled while waiting for an instance: %v", err)}
+	}
+}
+
+// malformed builds the *Error for an output that does not decode.
+func (m *Module) malformed(hook abi.Hook, err error) *Error {
+	return &Error{PluginID: m.id, Hook: hook, Cause: CauseMalformedOutput, Err: detail(err, "malformed output: %v", err)}
+}
+
+// guestError builds the *Error for an output whose error field is set.
+func (m *Module) guestError(hook abi.Hook, text string) *Error {
+	if len(text) > maxGuestErrorText {
+		text = text[:maxGuestErrorText]
+		for !utf8.ValidString(text) && len(text) > 0 {
+			text = text[:len(text)-1]
+		}
+		text += "…"
+	}
+	return &Error{PluginID: m.id, Hook: hook, Cause: CauseGuestError, Err: detail(nil, "guest reported error: %s", text)}
+}
+
+// encode appends msg's encoding to a pooled buffer; the caller returns it
+// with putBuf once the call is done (the input is never retained).
+func (m *Module) encode(appendTo func([]byte) []byte) *[]byte {
+	bp, _ := m.rt.bufs.Get().(*[]byte)
+	if bp == nil {
+		b := make([]byte, 0, 4<<10)
+		bp = &b
+	}
+	*bp = appendTo((*bp)[:0])
+	return bp
+}
+
+func (m *Module) putBuf(bp *[]byte) {
+	if cap(*bp) <= 1<<20 {
+		m.rt.bufs.Put(bp)
+	}
+}
+
+// Servers runs the servers hook. The returned output's strings are views
+// into an immutable host-owned buffer (possibly shared with the memo); they
+// stay valid for as long as the output is referenced. A non-empty Error field
+// in the guest's output is returned as a *Error with CauseGuestError.
+func (m *Module) Servers(ctx context.Context, input *abi.ServersInput) (*abi.ServersOutput, error) {
+	bp := m.encode(input.AppendTo)
+	defer m.putBuf(bp)
+	out := new(abi.ServersOutput)
+	_, err := m.call(ctx, abi.HookServers, *bp, func(b []byte) *Error {
+		if err := out.Unmarshal(b); err != nil {
+			return m.malformed(abi.HookServers, err)
+		}
+		if out.Error != "" {
+			return m.guestError(abi.HookServers, out.Error)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Credentials runs the credentials hook. See Servers for the output's
+// lifetime and error handling. A decision whose index is outside
+// input.Server.Credentials is a malformed output.
+func (m *Module) Credentials(ctx context.Context, input *abi.CredentialsInput) (*abi.CredentialsOutput, error) {
+	bp := m.encode(input.AppendTo)
+	defer m.putBuf(bp)
+	n := len(input.Server.Credentials)
+	out := new(abi.CredentialsOutput)
+	_, err := m.call(ctx, abi.HookCredentials, *bp, func(b []byte) *Error {
+		if err := out.Unmarshal(b); err != nil {
+			return m.malformed(abi.HookCredentials, err)
+		}
+		if out.Error != "" {
+			return m.guestError(abi.HookCredentials, out.Error)
+		}
+		for _, d := range out.Decisions {
+			if int64(d.Index) >= int64(n) {
+				return m.malformed(abi.HookCredentials, fmt.Errorf("decision for credential index %d, but the server has %d credentials", d.Index, n))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ToolCall runs the tool_call hook. See Servers for the output's lifetime
+// and error handling. out.Arguments is the caller's own copy (it may be
+// modified).
+func (m *Module) ToolCall(ctx context.Context, input *abi.ToolCallInput) (*abi.ToolCallOutput, error) {
+	bp := m.encode(input.AppendTo)
+	defer m.putBuf(bp)
+	out := new(abi.ToolCallOutput)
+	_, err := m.call(ctx, abi.HookToolCall, *bp, func(b []byte) *Error {
+		if err := out.Unmarshal(b); err != nil {
+			return m.malformed(abi.HookToolCall, err)
+		}
+		if out.Error != "" {
+			return m.guestError(abi.HookToolCall, out.Error)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out.Arguments != nil {
+		out.Arguments = bytes.Clone(out.Arguments)
+	}
+	return out, nil
+}

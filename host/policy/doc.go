@@ -1,0 +1,83 @@
+// Package policy runs warden's WebAssembly policy plugins in wazero.
+//
+// A Runtime (one per host) compiles and hosts policy modules; a Module is
+// one loaded plugin with a pool of warm, sandboxed instances; Module.Servers,
+// Module.Credentials and Module.ToolCall call its hooks with the typed
+// messages of package abi, and Module.Call with already-encoded bytes. The
+// guest side of the contract is ABI v1 (docs/abi.md; sdk/ for Go guests).
+//
+//	rt, err := policy.NewRuntime(ctx, policy.Config{
+//		CompilationCacheDir: filepath.Join(stateDir, "wasm-cache"), // fast restarts
+//		Logger:              logger,                                // guest logs: logger.Named(pluginID)
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	defer rt.Close(ctx)
+//
+//	m, err := rt.Load(ctx, policy.LoadOptions{
+//		ID:     "acme@1",
+//		Path:   "/plugins/acme/policy.wasm",
+//		SHA256: manifest.PolicySHA256,             // optional pin
+//		Limits: policy.Limits{MemoryMB: 32},       // overrides; zero fields inherit
+//	})
+//	if err != nil {
+//		return err // *policy.Error, Cause CauseLoad; text names plugin and import/export
+//	}
+//
+//	if m.Hooks().Has(abi.HookServers) {
+//		out, err := m.Servers(ctx, &abi.ServersInput{ /* thread, environments, servers */ })
+//		var perr *policy.Error
+//		if errors.As(err, &perr) {
+//			// Fail closed: disable everything this plugin governs, with
+//			// perr.Error() (plugin, hook and cause) as the reason.
+//		}
+//		for _, d := range out.Decisions { /* compose: most restrictive wins */ }
+//	}
+//
+// # Sandbox and limits
+//
+// Each instance runs with no filesystem (no preopens), no environment, no
+// arguments, empty stdin, stdout/stderr routed to the plugin's logger (debug
+// and warn), deterministic fake clocks (2022-01-01T00:00:00Z, +1ms per
+// reading), a no-op sleep and a deterministic random source. The only
+// imports a module may have are warden.log and wasi_snapshot_preview1
+// functions; anything else is rejected at Load. Every call runs under a
+// deadline (Limits.Timeout, wazero's WithCloseOnContextDone), and memory is
+// capped per module (Limits.MemoryMB, see Runtime). Input and output sizes
+// are capped (Limits.MaxInputBytes, Limits.MaxOutputBytes).
+//
+// # Failures
+//
+// Every error from Load and from a call is a *Error naming the plugin, the
+// hook and a Cause (timeout, trap, memory, exit, malformed_output,
+// output_too_large, guest_error, missing_hook, load, input_too_large,
+// canceled, closed). All of them are fail-closed conditions for the caller.
+// An instance that trapped, timed out, hit its memory limit, exited or
+// returned a bad output is closed and replaced in the background; the host,
+// the Module (for its next call) and other modules carry on. A guest
+// reporting an error through its output's error field keeps its instance.
+//
+// Known limit (wazero 1.12): the deadline is checked at loop headers, not at
+// function entry, so unbounded recursion is not interrupted; it ends with a
+// "stack overflow" trap once the wasm stack reaches wazero's ceiling (tens
+// of MB, ~0.1-0.3s), and is then reported as a timeout if the deadline has
+// passed meanwhile.
+//
+// # Performance
+//
+// Load compiles once per module digest (shared by every Module with the
+// same bytes; with CompilationCacheDir also across restarts) and
+// instantiates Config.PoolSize warm instances, so the request path never
+// compiles or instantiates. Guests are deterministic, so outputs are
+// memoised per Module by sha256(hook, input) (Config.MemoEntries); errors
+// are never memoised. A call costs ~1µs of host overhead plus the guest's
+// own time.
+//
+// # Concurrency
+//
+// Runtime and Module methods are safe for concurrent use. A wasm instance
+// is not: each call gets an instance of its own from the Module's pool (up
+// to Config.MaxInstances in parallel; further callers wait, bounded by
+// their ctx). Every method that may run guest code takes ctx first.
+package policy

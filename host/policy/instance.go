@@ -1,0 +1,436 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/warden-mcp/warden/abi"
+)
+
+// instance is one instantiated guest. It is not safe for concurrent use: the
+// pool gives it to one call at a time. All of its mutable fields are touched
+// only by the goroutine that holds it (host functions and the allocator run
+// on that goroutine, inside the guest call).
+type instance struct {
+	m      *Module
+	mod    api.Module
+	mem    api.Memory
+	alloc  api.Function
+	hookFn [3]api.Function // by bit index of abi.Hook
+	stack  [2]uint64
+
+	bufPtr, bufCap uint32 // the current warden_alloc buffer
+
+	// hooksMask is warden_hooks() when exported (set at init).
+	hooksMask *uint32
+
+	// per-call state
+	hook       abi.Hook // hook being called (0 during init)
+	memHit     bool     // a memory.grow past the limit was refused
+	logLeft    int      // remaining log budget for this call
+	logDropped int      // messages dropped in this call
+	stdout     *lineWriter
+	stderr     *lineWriter
+}
+
+// Sandbox clock: deterministic, starting at 2022-01-01T00:00:00Z and
+// advancing 1ms per reading (wazero's default fake clocks, made explicit and
+// per instance).
+const fakeEpochNanos = 1640995200 * int64(time.Second)
+
+// deterministicSeed seeds each instance's WASI random_get source.
+func deterministicSeed() [32]byte {
+	var seed [32]byte
+	copy(seed[:], "warden policy sandbox rand seed")
+	return seed
+}
+
+func (m *Module) instantiate(ctx context.Context) (*instance, error) {
+	in := &instance{m: m, logLeft: m.rt.cfg.MaxLogMessagesPerCall}
+	in.stdout = &lineWriter{in: in, level: hclog.Debug, stream: "stdout"}
+	in.stderr = &lineWriter{in: in, level: hclog.Warn, stream: "stderr"}
+
+	wall := fakeEpochNanos - int64(time.Millisecond)
+	mono := -int64(time.Millisecond)
+	cfg := wazero.NewModuleConfig().
+		WithName("").         // anonymous: many instances of one module coexist
+		WithStartFunctions(). // none: _initialize is called below, with a deadline
+		WithArgs().
+		WithStdout(in.stdout).
+		WithStderr(in.stderr).
+		WithWalltime(func() (int64, int32) {
+			wall += int64(time.Millisecond)
+			return wall / 1e9, int32(wall % 1e9)
+		}, sys.ClockResolution(time.Microsecond)).
+		WithNanotime(func() int64 {
+			mono += int64(time.Millisecond)
+			return mono
+		}, sys.ClockResolution(time.Nanosecond)).
+		WithNanosleep(func(int64) {}).
+		WithOsyield(func() {}).
+		WithRandSource(rand.NewChaCha8(deterministicSeed()))
+	// No WithFS/WithFSConfig (no preopens) and no WithEnv: the guest sees
+	// an empty filesystem and environment. Stdin is empty (wazero default).
+
+	limit := uint64(m.limits.MemoryMB) << 20
+	parent := experimental.WithMemoryAllocator(ctx, memoryAllocator{in: in, limit: limit})
+	initCtx, cancel := context.WithTimeout(parent, m.limits.InitTimeout)
+	defer cancel()
+
+	mod, err := m.rt.rt.InstantiateModule(initCtx, m.compiled, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("instantiate: %w", err)
+	}
+	in.mod = mod
+	m.rt.instances.Store(mod, in)
+	ok := false
+	defer func() {
+		if !ok {
+			in.close(context.Background())
+		}
+	}()
+
+	in.mem = mod.ExportedMemory(abi.ExportMemory)
+	in.alloc = mod.ExportedFunction(abi.ExportAlloc)
+	for _, h := range abi.Hooks() {
+		in.hookFn[hookIndex(h)] = mod.ExportedFunction(h.Export())
+	}
+	if in.mem == nil || in.alloc == nil {
+		return nil, errors.New("instantiate: exports vanished") // validated at load; defensive
+	}
+
+	if f := mod.ExportedFunction(abi.ExportInitialize); f != nil {
+		if err := in.initCall(parent, initCtx, f); err != nil {
+			return nil, err
+		}
+	}
+	if err := in.initCall(parent, initCtx, mod.ExportedFunction(abi.ExportABIVersion)); err != nil {
+		return nil, err
+	}
+	if v := int32(in.stack[0]); v != abi.Version {
+		return nil, detail(ErrABIVersion, "%s() returned %d, but this host implements ABI version %d", abi.ExportABIVersion, v, abi.Version)
+	}
+	if f := mod.ExportedFunction(abi.ExportHooks); f != nil {
+		if err := in.initCall(parent, initCtx, f); err != nil {
+			return nil, err
+		}
+		mask := uint32(in.stack[0])
+		in.hooksMask = &mask
+	}
+	if err := in.growBuffer(parent, initCtx, minInputBuffer, m.limits.InitTimeout); err != nil {
+		return nil, err.Err
+	}
+	in.endCall()
+	ok = true
+	m.created.Add(1)
+	return in, nil
+}
+
+// minInputBuffer is the input buffer requested from warden_alloc at init.
+const minInputBuffer = 4 << 10
+
+// initCall runs one parameterless init-time export (its result, if any, is
+// left in in.stack[0]); failures are classified like hook failures and
+// reported (by the caller) as load errors.
+func (in *instance) initCall(ctx, cctx context.Context, f api.Function) error {
+	in.memHit = false
+	if err := f.CallWithStack(cctx, in.stack[:]); err != nil {
+		e := in.classify(ctx, cctx, err, 0, in.m.limits.InitTimeout)
+		return fmt.Errorf("%s(): %w", strings.Join(f.Definition().ExportNames(), "/"), e.Err)
+	}
+	return nil
+}
+
+func hookIndex(h abi.Hook) int { return bits.TrailingZeros32(uint32(h)) }
+
+// growBuffer makes the input buffer at least n bytes, calling warden_alloc
+// with n rounded up to a power of two. ctx is the caller's context, cctx the
+// deadline-bound one derived from it.
+func (in *instance) growBuffer(ctx, cctx context.Context, n uint32, timeout time.Duration) *Error {
+	size := uint32(minInputBuffer)
+	for size < n {
+		size <<= 1
+		if size == 0 { // n > 2 GiB: cannot happen with MaxInputBytes <= 2 GiB
+			size = n
+			break
+		}
+	}
+	in.stack[0] = uint64(size)
+	in.memHit = false
+	if err := in.alloc.CallWithStack(cctx, in.stack[:]); err != nil {
+		return in.classify(ctx, cctx, err, in.hook, timeout)
+	}
+	ptr := uint32(in.stack[0])
+	if ptr == 0 {
+		return in.fail(CauseMemory, nil, "%s(%d) returned 0 (out of memory)", abi.ExportAlloc, size)
+	}
+	if uint64(ptr)+uint64(size) > uint64(in.mem.Size()) {
+		return in.fail(CauseMalformedOutput, nil, "%s(%d) returned buffer [%#x, %#x) outside the %d-byte memory", abi.ExportAlloc, size, ptr, uint64(ptr)+uint64(size), in.mem.Size())
+	}
+	in.bufPtr, in.bufCap = ptr, size
+	return nil
+}
+
+func (in *instance) fail(c Cause, wrapped error, format string, args ...any) *Error {
+	return &Error{PluginID: in.m.id, Hook: in.hook, Cause: c, Err: detail(wrapped, format, args...)}
+}
+
+// invoke runs one hook call. On success it returns a host-owned copy of the
+// output (nil for an empty output). A non-nil *Error means the instance must
+// be discarded unless its Cause is CauseGuestError.
+func (in *instance) invoke(ctx context.Context, hook abi.Hook, input []byte) ([]byte, *Error) {
+	in.hook = hook
+	defer in.endCall()
+	cctx, cancel := context.WithTimeout(ctx, in.m.limits.Timeout)
+	defer cancel()
+
+	n := uint32(len(input))
+	if n > in.bufCap {
+		if err := in.growBuffer(ctx, cctx, n, in.m.limits.Timeout); err != nil {
+			return nil, err
+		}
+	}
+	if n > 0 && !in.mem.Write(in.bufPtr, input) {
+		return nil, in.fail(CauseMalformedOutput, nil, "input buffer [%#x, +%d) is outside guest memory", in.bufPtr, n)
+	}
+	in.stack[0], in.stack[1] = uint64(in.bufPtr), uint64(n)
+	in.memHit = false
+	if err := in.hookFn[hookIndex(hook)].CallWithStack(cctx, in.stack[:]); err != nil {
+		return nil, in.classify(ctx, cctx, err, hook, in.m.limits.Timeout)
+	}
+	ret := in.stack[0]
+	outPtr, outLen := uint32(ret>>32), uint32(ret)
+	if outLen == 0 {
+		return nil, nil
+	}
+	if uint64(outLen) > uint64(in.m.limits.MaxOutputBytes) {
+		return nil, in.fail(CauseOutputTooLarge, nil, "output of %d bytes exceeds the %d-byte cap", outLen, in.m.limits.MaxOutputBytes)
+	}
+	buf, ok := in.mem.Read(outPtr, outLen)
+	if !ok {
+		return nil, in.fail(CauseMalformedOutput, nil, "malformed output: [%#x, %#x) is outside the %d-byte guest memory", outPtr, uint64(outPtr)+uint64(outLen), in.mem.Size())
+	}
+	out := make([]byte, len(buf))
+	copy(out, buf)
+	return out, nil
+}
+
+// classify turns an error from a guest call into a *Error. ctx is the
+// caller's context and cctx the per-call one derived from it.
+func (in *instance) classify(ctx, cctx context.Context, err error, hook abi.Hook, timeout time.Duration) *Error {
+	e := &Error{PluginID: in.m.id, Hook: hook}
+	if in.m.isClosed() {
+		e.Cause, e.Err = CauseClosed, detail(err, "module closed during the call")
+		return e
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		switch exit.ExitCode() {
+		case sys.ExitCodeDeadlineExceeded, sys.ExitCodeContextCanceled:
+			if cerr := ctx.Err(); cerr != nil {
+				e.Cause, e.Err = CauseCanceled, detail(err, "canceled: %v", cerr)
+			} else {
+				e.Cause, e.Err = CauseTimeout, detail(err, "timed out after %v", timeout)
+			}
+			return e
+		}
+		if in.memHit {
+			e.Cause, e.Err = CauseMemory, detail(err, "hit the %d MiB memory limit (guest exited with code %d)", in.m.limits.MemoryMB, exit.ExitCode())
+		} else {
+			e.Cause, e.Err = CauseExit, detail(err, "guest exited with code %d", exit.ExitCode())
+		}
+		return e
+	}
+	if cerr := cctx.Err(); cerr != nil && ctx.Err() == nil && errors.Is(cerr, context.DeadlineExceeded) {
+		// Deadline hit inside a host function: still a timeout.
+		e.Cause, e.Err = CauseTimeout, detail(err, "timed out after %v", timeout)
+		return e
+	}
+	msg := firstLine(err.Error())
+	in.m.logger.Debug("guest trapped", "hook", hook.String(), "error", err.Error())
+	if in.memHit {
+		e.Cause, e.Err = CauseMemory, detail(err, "hit the %d MiB memory limit (trapped: %s)", in.m.limits.MemoryMB, msg)
+	} else {
+		e.Cause, e.Err = CauseTrap, detail(err, "trapped: %s", msg)
+	}
+	return e
+}
+
+// endCall flushes partial stdout/stderr lines, reports dropped log
+// messages and resets the per-call log budget.
+func (in *instance) endCall() {
+	in.stdout.flush()
+	in.stderr.flush()
+	if in.logDropped > 0 {
+		in.m.logger.Warn("guest log messages dropped (per-call limit)", "hook", in.hook.String(), "dropped", in.logDropped, "limit", in.m.rt.cfg.MaxLogMessagesPerCall)
+	}
+	in.logDropped = 0
+	in.logLeft = in.m.rt.cfg.MaxLogMessagesPerCall
+	in.hook = 0
+}
+
+func (in *instance) close(ctx context.Context) {
+	if in.mod == nil {
+		return
+	}
+	in.m.rt.instances.Delete(in.mod)
+	_ = in.mod.Close(ctx)
+	in.mod = nil
+}
+
+// guestLog emits one guest message through the plugin logger, subject to
+// the per-call budget and the message size cap.
+func (in *instance) guestLog(level hclog.Level, msg []byte, stream string) {
+	if in.logLeft <= 0 {
+		in.logDropped++
+		return
+	}
+	in.logLeft--
+	args := []any{"hook", in.hook.String()}
+	if stream != "" {
+		args = append(args, "stream", stream)
+	}
+	if max := in.m.rt.cfg.MaxLogMessageBytes; len(msg) > max {
+		args = append(args, "truncated", true)
+		msg = msg[:max]
+	}
+	s := string(msg)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	in.m.logger.Log(level, s, args...)
+}
+
+// hostLog implements warden.log(level, ptr, len).
+func (r *Runtime) hostLog(_ context.Context, mod api.Module, stack []uint64) {
+	v, ok := r.instances.Load(mod)
+	if !ok {
+		return
+	}
+	in := v.(*instance)
+	level, ptr, n := abi.LogLevel(int32(stack[0])), uint32(stack[1]), uint32(stack[2])
+	if max := uint32(r.cfg.MaxLogMessageBytes); n > max {
+		n = max + 1 // read one more so guestLog records the truncation
+	}
+	msg, ok := mod.Memory().Read(ptr, n)
+	if !ok {
+		in.guestLog(hclog.Warn, []byte("warden.log called with an out-of-bounds message"), "")
+		return
+	}
+	in.guestLog(hclogLevel(level), msg, "")
+}
+
+func hclogLevel(l abi.LogLevel) hclog.Level {
+	switch l {
+	case abi.LogTrace:
+		return hclog.Trace
+	case abi.LogDebug:
+		return hclog.Debug
+	case abi.LogInfo:
+		return hclog.Info
+	case abi.LogWarn:
+		return hclog.Warn
+	case abi.LogError:
+		return hclog.Error
+	}
+	return hclog.Info
+}
+
+// lineWriter turns a guest's stdout/stderr into log lines. Lines longer
+// than MaxLogMessageBytes are cut.
+type lineWriter struct {
+	in     *instance
+	level  hclog.Level
+	stream string
+	buf    []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	max := w.in.m.rt.cfg.MaxLogMessageBytes
+	for len(p) > 0 {
+		i := indexByte(p, '\n')
+		if i < 0 {
+			room := max + 1 - len(w.buf)
+			if room > 0 {
+				w.buf = append(w.buf, p[:min(room, len(p))]...)
+			}
+			break
+		}
+		room := max + 1 - len(w.buf)
+		if room > 0 {
+			w.buf = append(w.buf, p[:min(room, i)]...)
+		}
+		w.flush()
+		p = p[i+1:]
+	}
+	return n, nil
+}
+
+func (w *lineWriter) flush() {
+	if len(w.buf) == 0 {
+		return
+	}
+	w.in.guestLog(w.level, w.buf, w.stream)
+	w.buf = w.buf[:0]
+}
+
+func indexByte(p []byte, c byte) int {
+	for i, b := range p {
+		if b == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// memoryAllocator backs a guest's linear memory and enforces the module's
+// memory limit: a grow past limit fails (memory.grow returns -1) and is
+// recorded on the instance, so a subsequent trap or exit is reported as
+// CauseMemory.
+type memoryAllocator struct {
+	in    *instance
+	limit uint64
+}
+
+func (a memoryAllocator) Allocate(capacity, _ uint64) experimental.LinearMemory {
+	return &linearMemory{in: a.in, limit: a.limit, buf: make([]byte, 0, min(capacity, a.limit))}
+}
+
+type linearMemory struct {
+	in    *instance
+	limit uint64
+	buf   []byte
+}
+
+func (l *linearMemory) Reallocate(size uint64) []byte {
+	if size > l.limit {
+		l.in.memHit = true
+		return nil
+	}
+	if size <= uint64(cap(l.buf)) {
+		l.buf = l.buf[:size]
+		return l.buf
+	}
+	// Double the capacity (capped at the limit) so that a guest growing
+	// page by page costs amortized O(1) copies; the new bytes are zero.
+	newCap := min(max(size, 2*uint64(cap(l.buf))), l.limit)
+	buf := make([]byte, size, newCap)
+	copy(buf, l.buf)
+	l.buf = buf
+	return l.buf
+}
+
+func (l *linearMemory) Free() { l.buf = nil }

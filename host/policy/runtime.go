@@ -1,0 +1,370 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/warden-mcp/warden/abi"
+)
+
+// Defaults applied to zero-valued Config and Limits fields.
+const (
+	DefaultMemoryMB              = 64
+	DefaultTimeout               = 50 * time.Millisecond
+	DefaultInitTimeout           = 2 * time.Second
+	DefaultMaxOutputBytes        = 1 << 20
+	DefaultMaxInputBytes         = 4 << 20
+	DefaultPoolSize              = 2
+	DefaultMaxInstances          = 8
+	DefaultMemoEntries           = 1024
+	DefaultMemoMaxBytes          = 32 << 20
+	DefaultMaxLogMessageBytes    = 4 << 10
+	DefaultMaxLogMessagesPerCall = 32
+
+	// MaxMemoryMB is the largest accepted Limits.MemoryMB: a wasm32 memory
+	// holds at most 65536 pages of 64 KiB.
+	MaxMemoryMB = 4096
+)
+
+// Limits bound one plugin's resource use. Every zero field means "inherit":
+// LoadOptions.Limits inherits from Config.Limits, which inherits from the
+// Default* constants.
+type Limits struct {
+	// MemoryMB caps the guest's linear memory, in MiB (1..4096).
+	// Zero: inherit (default 64).
+	MemoryMB uint32
+	// Timeout bounds one hook call, including a warden_alloc call the host
+	// makes before it. Zero: inherit (default 50ms).
+	Timeout time.Duration
+	// InitTimeout bounds the _initialize, warden_abi_version, warden_hooks
+	// and first warden_alloc calls made when an instance is created (off the
+	// request path). Zero: inherit (default 2s).
+	InitTimeout time.Duration
+	// MaxOutputBytes caps the encoded output of one hook call. Zero: inherit
+	// (default 1 MiB).
+	MaxOutputBytes int
+	// MaxInputBytes caps the encoded input of one hook call; a larger input
+	// is refused before the guest runs. Zero: inherit (default 4 MiB).
+	MaxInputBytes int
+}
+
+// merge returns l with its zero fields taken from def.
+func (l Limits) merge(def Limits) Limits {
+	if l.MemoryMB == 0 {
+		l.MemoryMB = def.MemoryMB
+	}
+	if l.Timeout == 0 {
+		l.Timeout = def.Timeout
+	}
+	if l.InitTimeout == 0 {
+		l.InitTimeout = def.InitTimeout
+	}
+	if l.MaxOutputBytes == 0 {
+		l.MaxOutputBytes = def.MaxOutputBytes
+	}
+	if l.MaxInputBytes == 0 {
+		l.MaxInputBytes = def.MaxInputBytes
+	}
+	return l
+}
+
+func (l Limits) validate() error {
+	switch {
+	case l.MemoryMB > MaxMemoryMB:
+		return fmt.Errorf("memory limit %d MiB exceeds the maximum of %d MiB", l.MemoryMB, MaxMemoryMB)
+	case l.Timeout < 0, l.InitTimeout < 0:
+		return errors.New("negative timeout")
+	case l.MaxOutputBytes < 0 || l.MaxOutputBytes > 1<<31:
+		return fmt.Errorf("max output bytes %d out of range", l.MaxOutputBytes)
+	case l.MaxInputBytes < 0 || l.MaxInputBytes > 1<<31:
+		return fmt.Errorf("max input bytes %d out of range", l.MaxInputBytes)
+	}
+	return nil
+}
+
+// defaultLimits are the Default* constants as Limits.
+func defaultLimits() Limits {
+	return Limits{
+		MemoryMB:       DefaultMemoryMB,
+		Timeout:        DefaultTimeout,
+		InitTimeout:    DefaultInitTimeout,
+		MaxOutputBytes: DefaultMaxOutputBytes,
+		MaxInputBytes:  DefaultMaxInputBytes,
+	}
+}
+
+// Config configures a Runtime. The zero Config is valid: every zero field
+// takes the documented default.
+type Config struct {
+	// CompilationCacheDir is a directory for wazero's on-disk compilation
+	// cache, so that a restarted host loads already-compiled modules in
+	// milliseconds. Default "": no on-disk cache (compiled code is still
+	// shared in memory by every module of this Runtime with the same digest).
+	CompilationCacheDir string
+
+	// Limits are the default limits for every module (each field may be
+	// overridden per module by LoadOptions.Limits). Zero fields: the
+	// Default* constants (64 MiB, 50ms, 2s init, 1 MiB out, 4 MiB in).
+	Limits Limits
+
+	// PoolSize is the number of warm instances created per module at Load
+	// and kept available. Default 0: 2.
+	PoolSize int
+	// MaxInstances caps the instances per module; a call that finds all of
+	// them busy waits (bounded by its ctx) for one to be returned. Default
+	// 0: 8 (raised to PoolSize if smaller).
+	MaxInstances int
+
+	// MemoEntries bounds the per-module memo of outputs keyed by the sha256
+	// of (hook, input). Default 0: 1024 entries; negative: memoisation off.
+	MemoEntries int
+	// MemoMaxBytes bounds the total output bytes held by one module's memo.
+	// Default 0: 32 MiB.
+	MemoMaxBytes int
+
+	// Logger receives runtime events and, through logger.Named(pluginID),
+	// each guest's warden.log messages and stdout (debug) / stderr (warn)
+	// lines. Default nil: hclog.NewNullLogger().
+	Logger hclog.Logger
+	// MaxLogMessageBytes truncates each guest log message (and stdout/stderr
+	// line). Default 0: 4 KiB.
+	MaxLogMessageBytes int
+	// MaxLogMessagesPerCall rate-limits guest logging: messages beyond this
+	// count within one guest call are dropped (and counted in a single
+	// warning). Default 0: 32.
+	MaxLogMessagesPerCall int
+}
+
+// Runtime hosts policy modules. Create one per host with NewRuntime and
+// Close it on shutdown.
+//
+// Memory limits: wazero's page limit (RuntimeConfig.WithMemoryLimitPages)
+// is per wazero.Runtime and a grow past it is rejected silently, so the host
+// could not tell a memory-limit hit from any other trap. Instead the Runtime
+// uses a single wazero.Runtime whose page limit is the wasm32 maximum, and
+// enforces each module's own Limits.MemoryMB with a bounded linear-memory
+// allocator per instance (wazero's experimental.MemoryAllocator): a
+// memory.grow past the module's limit fails (returns -1 to the guest,
+// exactly as with a page limit) and is recorded, so a guest that then traps
+// or exits is reported with CauseMemory. One wazero.Runtime also means one
+// compiled module per digest, whatever the limits of the modules sharing it.
+//
+// A Runtime is safe for concurrent use.
+type Runtime struct {
+	cfg    Config // defaults applied
+	logger hclog.Logger
+	cache  wazero.CompilationCache
+	rt     wazero.Runtime
+	// wasiFuncs are the functions the WASI sandbox offers, by name.
+	wasiFuncs map[string]api.FunctionDefinition
+	// instances maps each live guest api.Module to its *instance, for the
+	// host functions (which receive the calling api.Module).
+	instances sync.Map
+
+	// bufs pools input encoding buffers (*[]byte) for the typed wrappers.
+	bufs sync.Pool
+
+	mu       sync.Mutex
+	compiled map[[32]byte]*compiledEntry
+	modules  map[*Module]struct{}
+	closed   bool
+}
+
+// compiledEntry is one compiled module, shared by all Modules with the same
+// digest. ready is closed once cm/err are set.
+type compiledEntry struct {
+	ready chan struct{}
+	cm    wazero.CompiledModule
+	err   error
+	refs  int
+}
+
+// NewRuntime creates a Runtime. ctx is used only while creating it.
+func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
+	cfg.Limits = cfg.Limits.merge(defaultLimits())
+	if err := cfg.Limits.validate(); err != nil {
+		return nil, fmt.Errorf("policy runtime: %w", err)
+	}
+	if cfg.PoolSize <= 0 {
+		cfg.PoolSize = DefaultPoolSize
+	}
+	if cfg.MaxInstances <= 0 {
+		cfg.MaxInstances = DefaultMaxInstances
+	}
+	if cfg.MaxInstances < cfg.PoolSize {
+		cfg.MaxInstances = cfg.PoolSize
+	}
+	if cfg.MemoEntries == 0 {
+		cfg.MemoEntries = DefaultMemoEntries
+	}
+	if cfg.MemoMaxBytes <= 0 {
+		cfg.MemoMaxBytes = DefaultMemoMaxBytes
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = hclog.NewNullLogger()
+	}
+	if cfg.MaxLogMessageBytes <= 0 {
+		cfg.MaxLogMessageBytes = DefaultMaxLogMessageBytes
+	}
+	if cfg.MaxLogMessagesPerCall <= 0 {
+		cfg.MaxLogMessagesPerCall = DefaultMaxLogMessagesPerCall
+	}
+
+	r := &Runtime{
+		cfg:      cfg,
+		logger:   cfg.Logger,
+		compiled: make(map[[32]byte]*compiledEntry),
+		modules:  make(map[*Module]struct{}),
+	}
+	var err error
+	if cfg.CompilationCacheDir != "" {
+		if r.cache, err = wazero.NewCompilationCacheWithDir(cfg.CompilationCacheDir); err != nil {
+			return nil, fmt.Errorf("policy runtime: compilation cache %s: %w", cfg.CompilationCacheDir, err)
+		}
+	} else {
+		r.cache = wazero.NewCompilationCache()
+	}
+	rcfg := wazero.NewRuntimeConfig().
+		WithCompilationCache(r.cache).
+		WithCloseOnContextDone(true).
+		// The wasm32 maximum: per-module limits are enforced by the
+		// instance allocator (see the Runtime doc).
+		WithMemoryLimitPages(MaxMemoryMB * 16).
+		WithMemoryCapacityFromMax(false).
+		WithDebugInfoEnabled(true).
+		WithCustomSections(false)
+	r.rt = wazero.NewRuntimeWithConfig(ctx, rcfg)
+
+	wasi, err := wasi_snapshot_preview1.Instantiate(ctx, r.rt)
+	if err != nil {
+		_ = r.closeWazero(ctx)
+		return nil, fmt.Errorf("policy runtime: instantiate WASI: %w", err)
+	}
+	r.wasiFuncs = wasi.(api.Module).ExportedFunctionDefinitions()
+
+	_, err = r.rt.NewHostModuleBuilder(abi.ImportModule).
+		NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(r.hostLog), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}, nil).
+		WithParameterNames("level", "ptr", "len").
+		Export(abi.ImportLog).
+		Instantiate(ctx)
+	if err != nil {
+		_ = r.closeWazero(ctx)
+		return nil, fmt.Errorf("policy runtime: instantiate host module %q: %w", abi.ImportModule, err)
+	}
+	return r, nil
+}
+
+// Close closes every Module loaded by r, then the wazero runtime and the
+// compilation cache. Calls in flight fail with CauseClosed. Close is
+// idempotent.
+func (r *Runtime) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	mods := make([]*Module, 0, len(r.modules))
+	for m := range r.modules {
+		mods = append(mods, m)
+	}
+	r.mu.Unlock()
+
+	var errs []error
+	for _, m := range mods {
+		errs = append(errs, m.Close(ctx))
+	}
+	errs = append(errs, r.closeWazero(ctx))
+	return errors.Join(errs...)
+}
+
+func (r *Runtime) closeWazero(ctx context.Context) error {
+	err := r.rt.Close(ctx)
+	if cerr := r.cache.Close(ctx); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// acquireCompiled returns the compiled module for digest, compiling wasm at
+// most once per digest (concurrent loads of the same bytes wait for the
+// first). The caller must releaseCompiled it.
+func (r *Runtime) acquireCompiled(ctx context.Context, digest [32]byte, wasm []byte) (wazero.CompiledModule, error) {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, ErrClosed
+	}
+	e, ok := r.compiled[digest]
+	if !ok {
+		e = &compiledEntry{ready: make(chan struct{})}
+		r.compiled[digest] = e
+	}
+	e.refs++
+	r.mu.Unlock()
+
+	if !ok {
+		e.cm, e.err = r.rt.CompileModule(ctx, wasm)
+		close(e.ready)
+	}
+	select {
+	case <-e.ready:
+	case <-ctx.Done():
+		r.releaseCompiled(ctx, digest)
+		return nil, ctx.Err()
+	}
+	if e.err != nil {
+		err := e.err
+		r.releaseCompiled(ctx, digest)
+		return nil, err
+	}
+	return e.cm, nil
+}
+
+// releaseCompiled drops one reference; the last one closes the compiled
+// module (a failed compilation is forgotten so that it can be retried).
+func (r *Runtime) releaseCompiled(ctx context.Context, digest [32]byte) {
+	r.mu.Lock()
+	e, ok := r.compiled[digest]
+	if !ok {
+		r.mu.Unlock()
+		return
+	}
+	e.refs--
+	last := e.refs == 0
+	if last {
+		delete(r.compiled, digest)
+	}
+	r.mu.Unlock()
+	if last {
+		<-e.ready // the compiling goroutine holds a reference, so this never blocks long
+		if e.cm != nil {
+			_ = e.cm.Close(ctx)
+		}
+	}
+}
+
+func (r *Runtime) register(m *Module) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed {
+		return ErrClosed
+	}
+	r.modules[m] = struct{}{}
+	return nil
+}
+
+func (r *Runtime) unregister(m *Module) {
+	r.mu.Lock()
+	delete(r.modules, m)
+	r.mu.Unlock()
+}

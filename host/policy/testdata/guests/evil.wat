@@ -1,0 +1,72 @@
+;; An adversarial policy. Its servers hook misbehaves according to the byte
+;; at offset 4 of its input: the first byte of the thread id in an encoded
+;; ServersInput (0a LEN 0a IDLEN ID...), so thread id "L..." selects mode 'L'.
+;; Any other byte, or an input shorter than 5 bytes, gets the good answer of
+;; good.wat.
+;;   L  infinite loop                      M  memory bomb (grow until refused, then trap)
+;;   B  one huge grow (1 GiB), then trap   T  unreachable
+;;   X  proc_exit(3)                       G  output points at garbage bytes
+;;   O  output pointer out of bounds       S  output of 2 MiB (over the cap)
+;;   E  output with the error field set    W  log spam (1000 messages)
+;;   R  stack overflow (unbounded recursion)
+;; warden_alloc refuses (returns 0) anything over 32 KiB.
+(module
+  (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
+  (import "warden" "log" (func $log (param i32 i32 i32)))
+  (memory (export "memory") 2)
+  (data (i32.const 16) "\0a\13\0a\02fs\10\02\1a\0bwat says no")   ;; 21 bytes
+  (data (i32.const 64) "\7a\04nope")                             ;; ServersOutput{error: "nope"}
+  (data (i32.const 96) "\ff\ff\ff\ff\ff\ff\ff\ff\ff\ff\ff")      ;; 11 bytes of garbage
+  (data (i32.const 128) "evil guest called")                     ;; 17 bytes
+
+  (func (export "warden_abi_version") (result i32) (i32.const 1))
+
+  (func (export "warden_alloc") (param $n i32) (result i32)
+    (if (i32.gt_u (local.get $n) (i32.const 32768)) (then (return (i32.const 0))))
+    (i32.const 65536))
+
+  (func $recurse (param $x i32) (result i32)
+    (i32.add (call $recurse (i32.add (local.get $x) (i32.const 1))) (i32.const 1)))
+
+  (func (export "warden_servers") (param $p i32) (param $n i32) (result i64)
+    (local $mode i32)
+    (local $i i32)
+    (if (i32.lt_u (local.get $n) (i32.const 5)) (then (return (call $good))))
+    (local.set $mode (i32.load8_u offset=4 (local.get $p)))
+    (call $log (i32.const 3) (i32.const 128) (i32.const 17))
+
+    (if (i32.eq (local.get $mode) (i32.const 0x4c)) ;; L
+      (then (loop $forever (br $forever))))
+    (if (i32.eq (local.get $mode) (i32.const 0x4d)) ;; M
+      (then
+        (loop $grow (br_if $grow (i32.ne (memory.grow (i32.const 16)) (i32.const -1))))
+        (unreachable)))
+    (if (i32.eq (local.get $mode) (i32.const 0x42)) ;; B
+      (then
+        (if (i32.eq (memory.grow (i32.const 0x4000)) (i32.const -1)) (then (unreachable)))
+        (return (call $good))))
+    (if (i32.eq (local.get $mode) (i32.const 0x54)) ;; T
+      (then (unreachable)))
+    (if (i32.eq (local.get $mode) (i32.const 0x58)) ;; X
+      (then (call $proc_exit (i32.const 3)) (unreachable)))
+    (if (i32.eq (local.get $mode) (i32.const 0x47)) ;; G: (96 << 32) | 11
+      (then (return (i64.or (i64.shl (i64.const 96) (i64.const 32)) (i64.const 11)))))
+    (if (i32.eq (local.get $mode) (i32.const 0x4f)) ;; O: (0xffff0000 << 32) | 100
+      (then (return (i64.const 0xffff000000000064))))
+    (if (i32.eq (local.get $mode) (i32.const 0x53)) ;; S: (0 << 32) | 2097152
+      (then (return (i64.const 2097152))))
+    (if (i32.eq (local.get $mode) (i32.const 0x45)) ;; E: (64 << 32) | 6
+      (then (return (i64.or (i64.shl (i64.const 64) (i64.const 32)) (i64.const 6)))))
+    (if (i32.eq (local.get $mode) (i32.const 0x57)) ;; W
+      (then
+        (loop $spam
+          (call $log (i32.const 3) (i32.const 128) (i32.const 17))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br_if $spam (i32.lt_u (local.get $i) (i32.const 1000))))))
+    (if (i32.eq (local.get $mode) (i32.const 0x52)) ;; R
+      (then (drop (call $recurse (i32.const 0)))))
+    (call $good))
+
+  (func $good (result i64)
+    (i64.or (i64.shl (i64.const 16) (i64.const 32)) (i64.const 21)))
+)

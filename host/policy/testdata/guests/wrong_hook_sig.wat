@@ -1,0 +1,7 @@
+;; Rejected at load: warden_servers has the wrong signature ((i32)->i64).
+(module
+  (memory (export "memory") 1)
+  (func (export "warden_abi_version") (result i32) (i32.const 1))
+  (func (export "warden_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "warden_servers") (param i32) (result i64) (i64.const 0))
+)
