@@ -153,6 +153,11 @@ func decisionLogKeys() []string  { return []string{"path"} }
 // problem with file, line and server. A TOML syntax error fails the whole file (the Config is
 // then empty) and is reported with line and column. A missing file is an error wrapping
 // fs.ErrNotExist (LoadHome treats it as an empty config).
+//
+// Paths (plugin dirs, policy paths, the decision log, a server's cwd) have `~` expanded and
+// are resolved against the config file's directory. Every loader bounds its input: at most
+// 256 KiB, tables and arrays nested at most 10 deep, keys of at most 11 dotted parts; and
+// reports at most 100 problems per file, then how many more there are.
 func LoadConfig(path string, origin Origin) (*Config, error) {
 	data, err := readFile(path)
 	if err != nil {

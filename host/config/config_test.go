@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -317,6 +318,19 @@ file = "d.jsonl"
 [mcp_servers.docs]
 command = "docs
 `, []string{"config.toml:3:16: syntax error: strings cannot contain newlines"}},
+		{"nesting too deep", "\n[mcp_servers.docs]\ncommand = \"docs\"\nx = " + strings.Repeat("[", 11) + strings.Repeat("]", 11) + "\n",
+			[]string{"config.toml:4: tables and arrays are nested more than 10 deep"}},
+		{"dotted key too long", "\n[mcp_servers.docs]\ncommand = \"docs\"\n" + strings.Repeat("a.", 11) + "b = 1\n",
+			[]string{"config.toml:4: a key has more than 11 dotted parts"}},
+		{"dots and brackets in strings, comments and floats do not count", `
+[mcp_servers.docs]
+command = "a.b.c.d.e.f.g.h.i.j.k.l.m"
+args = ['''
+a.b.c.d.e.f.g.h.i.j.k.l.m.n''', "[[[[[[[[[[[[", """[[[[[[[[[[[[
+a.b.c.d.e.f.g.h.i.j.k.l.m.n"""] # [[[[[[[[[[[[ a.b.c.d.e.f.g.h.i.j.k.l
+startup_timeout_sec = 1.5
+cwd = '/a.b.c.d.e.f.g.h.i.j.k.l.m.n'
+`, nil},
 		{"duplicate key is a syntax error", `
 [mcp_servers.docs]
 command = "a"
@@ -722,5 +736,37 @@ func TestSuggest(t *testing.T) {
 		if got := suggest(k, serverKeys()); got != want {
 			t.Errorf("suggest(%q) = %q, want %q", k, got, want)
 		}
+	}
+}
+
+// TestLargeConfig: positions of thousands of servers come from one scan of the source, not
+// one library lookup (a pass over the file) each.
+func TestLargeConfig(t *testing.T) {
+	var b strings.Builder
+	n := 0
+	for b.Len() < maxFileSize-100 {
+		fmt.Fprintf(&b, "[mcp_servers.s%d]\ncommand = \"x\"\n", n)
+		n++
+	}
+	start := time.Now()
+	cfg, err := ParseConfig("config.toml", []byte(b.String()), hostOrigin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d servers in %v", n, time.Since(start))
+	if len(cfg.Servers) != n || cfg.Servers[n-1].Pos.Line != 2*n-1 {
+		t.Errorf("%d servers, last at %v", len(cfg.Servers), cfg.Servers[len(cfg.Servers)-1].Pos)
+	}
+}
+
+func TestTooManyProblems(t *testing.T) {
+	var b strings.Builder
+	for i := range maxProblems + 5 {
+		fmt.Fprintf(&b, "[mcp_servers.s%d]\n", i)
+	}
+	cfg, err := ParseConfig("config.toml", []byte(b.String()), hostOrigin)
+	lines := errLines(t, err)
+	if len(lines) != maxProblems+1 || lines[maxProblems] != "config.toml: ... and 5 more problems" || len(cfg.Servers) != 0 {
+		t.Errorf("%d lines, last %q", len(lines), lines[len(lines)-1])
 	}
 }
