@@ -1,10 +1,11 @@
 package abi
 
 // Encoding. Every field number of ABI v1 is below 16, so every tag is one
-// byte. Zero values are omitted (proto3). Embedded messages are written with a
-// one-byte length placeholder that is widened in place when the body turns out
-// to be 128 bytes or longer, so encoding is a single pass and allocates
-// nothing beyond growing the destination slice.
+// byte. Inputs are written in full form (every singular field, zero values
+// included; see putField); outputs omit zero values (proto3). Embedded
+// messages are written with a one-byte length placeholder that is widened in
+// place when the body turns out to be 128 bytes or longer, so encoding is a
+// single pass and allocates nothing beyond growing the destination slice.
 
 // Wire types.
 const (
@@ -14,16 +15,12 @@ const (
 	wireFixed32 = 5
 )
 
-// The helpers below are written so that the common path has no taken
-// branch in a Go wasm guest (see "Cost model" in doc.go). Inlined code that
-// rejoins after an if/else always costs a jump on one side, so the field
-// writers are standalone functions whose rare cases (growing the buffer, a
-// length of 16 KiB or more) leave through early returns, and the common case
-// runs straight through.
-
-// grow returns b with capacity for at least n more bytes.
-func grow(b []byte, n int) []byte {
-	return append(b, make([]byte, n)...)[:len(b)]
+func appendVarint(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
 }
 
 // putField writes length-delimited field t with value s, even when s is
@@ -31,26 +28,26 @@ func grow(b []byte, n int) []byte {
 // every singular field present, in field-number order, so that the guest's
 // straight-line decoder never skips a field. Omitting zero values is equally
 // valid on the wire; full form only makes decoding faster.
-func putField[T string | []byte](b []byte, t byte, s T) []byte {
-	n := len(s)
-	if cap(b)-len(b) < n+9 {
-		return putFieldGrow(b, t, s)
-	}
-	k := putHeader(b, t, uint64(n))
-	b = b[:k+n]
-	copy(b[k:], s)
-	return b
+func putField[T ~string | ~[]byte](b []byte, t byte, s T) []byte {
+	b = append(b, t)
+	b = appendVarint(b, uint64(len(s)))
+	return append(b, s...)
 }
 
 // appendField is putField that omits an empty value (outputs omit zero
-// values).
-func appendField[T string | []byte](b []byte, t byte, s T) []byte {
+// values). Outputs are what a wasm guest encodes, so appendField is written
+// for the guest's cost model ("Cost model" in doc.go): a standalone function
+// whose rare cases (growing b) leave through an early return, and whose
+// common case runs straight through, writing the header with putHeader.
+// putField, used for inputs by the native host, is the simpler code that is
+// faster natively.
+func appendField[T ~string | ~[]byte](b []byte, t byte, s T) []byte {
 	n := len(s)
 	if n == 0 {
 		return b
 	}
 	if cap(b)-len(b) < n+9 {
-		return putFieldGrow(b, t, s)
+		return appendFieldGrow(b, t, s)
 	}
 	k := putHeader(b, t, uint64(n))
 	b = b[:k+n]
@@ -58,12 +55,15 @@ func appendField[T string | []byte](b []byte, t byte, s T) []byte {
 	return b
 }
 
-func putFieldGrow[T string | []byte](b []byte, t byte, s T) []byte {
-	return putField(grow(b, len(s)+9), t, s)
+// appendFieldGrow is the rare path of appendField, kept out of line.
+//
+//go:noinline
+func appendFieldGrow[T ~string | ~[]byte](b []byte, t byte, s T) []byte {
+	return appendField(append(b, make([]byte, len(s)+9)...)[:len(b)], t, s)
 }
 
 // putHeader writes tag t and the varint n (< 2^35) after len(b), in the
-// capacity of b (which must have room for 9 bytes), without branching, and
+// capacity of b (which must have room for 6 bytes), without branching, and
 // returns the offset just after them.
 func putHeader(b []byte, t byte, n uint64) int {
 	if n >= 1<<35 {
@@ -73,18 +73,10 @@ func putHeader(b []byte, t byte, n uint64) int {
 	size := 1 + (-(n >> 7))>>63 + (-(n >> 14))>>63 + (-(n >> 21))>>63 + (-(n >> 28))>>63
 	x |= 0x80808080 & (1<<(8*(size-1)) - 1) // continuation bits on all but the last byte
 	k := len(b)
-	p := b[k : k+9]
+	p := b[k : k+6]
 	p[0] = t
 	p[1], p[2], p[3], p[4], p[5] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24), byte(x>>32)
 	return k + 1 + int(size)
-}
-
-func appendVarint(b []byte, v uint64) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
 }
 
 // putBool writes field t with value v, even when false (full form).

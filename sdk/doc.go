@@ -67,6 +67,16 @@
 //	})
 //	// out.Decisions[0].Action == abi.ServerHide
 //
+// # Performance
+//
+// A hook call allocates nothing after warm-up unless the handler does (string
+// concatenation for a reason allocates; constant reasons and input strings do
+// not). In the wasm guest, under wazero's interrupt checks, cost is counted
+// in taken branches, loop iterations and calls (about 25 ns each), not in
+// instructions: a handler that loops once over the servers and compares a
+// few strings is cheap; one that scans every byte of every URL costs a check
+// per byte. See "Cost model" in package abi.
+//
 // # Helpers
 //
 // URLHost, HostIn and JSONStringField cover common checks without

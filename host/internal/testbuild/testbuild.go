@@ -1,9 +1,11 @@
 // Package testbuild builds WebAssembly guests for tests: hand-written WAT
-// modules (via wabt's wat2wasm) and Go wasip1 reactor modules (via the
-// go tool with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared).
+// modules (via wabt's wat2wasm), Go wasip1 reactor modules (via the go tool
+// with GOOS=wasip1 GOARCH=wasm -buildmode=c-shared) and freestanding C
+// modules (via clang --target=wasm32 and wasm-ld).
 //
 // Missing tools are a test failure, never a skip: CI must exercise the
-// adversarial guests. Run `make tools` to install wat2wasm.
+// adversarial and non-Go guests. Run `make tools` to install wat2wasm,
+// clang and wasm-ld.
 //
 // Builds are cached for the lifetime of the test process (keyed by the
 // absolute source path), so many tests and benchmarks can ask for the same
@@ -18,6 +20,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -143,4 +146,90 @@ func goTool() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("go command not found in PATH")
+}
+
+// CFlags are the clang flags C builds a guest with (before -o and the
+// sources): a freestanding wasm32 reactor with no libc and no WASI, whose
+// exports and imports are declared in the source with
+// __attribute__((export_name)) and __attribute__((import_module,
+// import_name)). -mbulk-memory lowers memcpy/memmove to memory.copy instead
+// of libc calls. examples/conformance/c/build.sh uses the same flags.
+var CFlags = []string{
+	"--target=wasm32", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror",
+	"-ffreestanding", "-nostdlib", "-mbulk-memory",
+	"-Wl,--no-entry", "-Wl,--stack-first", "-Wl,--strip-debug",
+}
+
+// C compiles every *.c file in dir (headers are found next to them) into
+// one freestanding wasm32 module with clang and wasm-ld, using [CFlags], and
+// returns its bytes. dir may be relative to the test's working directory.
+// The build runs once per test process per directory. The test fails (it
+// does not skip) when clang or wasm-ld is missing, telling the reader to
+// run `make tools`.
+func C(tb testing.TB, dir string) []byte {
+	tb.Helper()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		tb.Fatalf("testbuild.C(%q): %v", dir, err)
+	}
+	wasm, err := cached("c:"+abs, func() ([]byte, error) { return buildC(abs) })
+	if err != nil {
+		tb.Fatalf("testbuild.C: %v", err)
+	}
+	return wasm
+}
+
+func buildC(abs string) ([]byte, error) {
+	srcs, err := filepath.Glob(filepath.Join(abs, "*.c"))
+	if err != nil {
+		return nil, err
+	}
+	if len(srcs) == 0 {
+		return nil, fmt.Errorf("no *.c files in %s", abs)
+	}
+	clang, err := findTool("clang", "clang")
+	if err != nil {
+		return nil, err
+	}
+	// clang runs wasm-ld itself; check for it up front so that a missing
+	// linker gets the same clear message as a missing compiler.
+	if _, err := findTool("wasm-ld", "lld"); err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "warden-testbuild-c-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	out := filepath.Join(tmp, filepath.Base(abs)+".wasm")
+	args := append(append([]string{}, CFlags...), "-o", out)
+	for _, s := range srcs {
+		args = append(args, filepath.Base(s))
+	}
+	cmd := exec.Command(clang, args...)
+	cmd.Dir = abs
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	cmd.Stdout = &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("(cd %s && %s %s): %v\n%s", abs, clang, strings.Join(args, " "), err, stderr.Bytes())
+	}
+	return os.ReadFile(out)
+}
+
+// findTool locates a binary (PATH first, then /usr/bin), or explains how to
+// install the package that provides it.
+func findTool(name, pkg string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	if p := filepath.Join("/usr/bin", name); fileExists(p) {
+		return p, nil
+	}
+	return "", fmt.Errorf("%s (from %s) not found in PATH: run `make tools` to install it", name, pkg)
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -1,0 +1,455 @@
+// Package policies_test builds every example policy as a wasip1 reactor
+// module and runs it in wazero, the way the host does: it checks the
+// module's exports and imports against the ABI, calls its hooks through
+// warden_alloc and the hook exports, and benchmarks the servers hook with
+// wazero's interrupt checks on (WithCloseOnContextDone).
+package policies_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/warden-mcp/warden/abi"
+	"github.com/warden-mcp/warden/abi/abitest"
+)
+
+var (
+	// compiled caches wazero's compilation of each module across the tests'
+	// runtimes (compiling a 2 MB Go module is the slow part, under -race).
+	compiled  = wazero.NewCompilationCache()
+	buildOnce sync.Map // example name -> *built
+	buildDir  string
+	dirOnce   sync.Once
+)
+
+type built struct {
+	once sync.Once
+	wasm []byte
+	err  error
+}
+
+// buildExample compiles examples/policies/<name> with
+// GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared.
+func buildExample(tb testing.TB, name string) []byte {
+	tb.Helper()
+	dirOnce.Do(func() {
+		var err error
+		if buildDir, err = os.MkdirTemp("", "warden-policies-"); err != nil {
+			tb.Fatal(err)
+		}
+	})
+	v, _ := buildOnce.LoadOrStore(name, &built{})
+	b := v.(*built)
+	b.once.Do(func() {
+		out := filepath.Join(buildDir, name+".wasm")
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", out, "./"+name)
+		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+		if msg, err := cmd.CombinedOutput(); err != nil {
+			b.err = &buildError{name: name, msg: string(msg), err: err}
+			return
+		}
+		b.wasm, b.err = os.ReadFile(out)
+	})
+	if b.err != nil {
+		tb.Fatal(b.err)
+	}
+	return b.wasm
+}
+
+type buildError struct {
+	name, msg string
+	err       error
+}
+
+func (e *buildError) Error() string { return "build " + e.name + ": " + e.err.Error() + "\n" + e.msg }
+func (e *buildError) Unwrap() error { return e.err }
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if buildDir != "" {
+		os.RemoveAll(buildDir)
+	}
+	os.Exit(code)
+}
+
+// instance is a minimal version of the host's policy runtime.
+type instance struct {
+	r     wazero.Runtime
+	mod   api.Module
+	alloc api.Function
+	hooks map[abi.Hook]api.Function
+	logs  []string
+	stack []uint64
+	ptr   uint32 // current warden_alloc buffer
+	size  uint32
+}
+
+// newRawInstance compiles and instantiates wasm in a sandboxed runtime with
+// interrupt checks on, rejecting imports outside wasi_snapshot_preview1 and
+// warden.log and a _start export, and calling _initialize.
+func newRawInstance(tb testing.TB, wasm []byte) *instance {
+	tb.Helper()
+	ctx := context.Background()
+	inst := &instance{hooks: map[abi.Hook]api.Function{}, stack: make([]uint64, 2)}
+	inst.r = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(true).WithCompilationCache(compiled))
+	tb.Cleanup(func() { inst.r.Close(ctx) })
+	wasi_snapshot_preview1.MustInstantiate(ctx, inst.r)
+	_, err := inst.r.NewHostModuleBuilder(abi.ImportModule).NewFunctionBuilder().
+		WithFunc(func(_ context.Context, m api.Module, level, ptr, n uint32) {
+			msg, _ := m.Memory().Read(ptr, n)
+			inst.logs = append(inst.logs, abi.LogLevel(level).String()+": "+string(msg))
+		}).Export(abi.ImportLog).Instantiate(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cm, err := inst.r.CompileModule(ctx, wasm)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, imp := range cm.ImportedFunctions() {
+		mod, name, _ := imp.Import()
+		if mod != abi.WASIModule && !(mod == abi.ImportModule && name == abi.ImportLog) {
+			tb.Fatalf("module imports %s.%s", mod, name)
+		}
+	}
+	if _, ok := cm.ExportedFunctions()[abi.ExportStart]; ok {
+		tb.Fatal("module exports _start: not a reactor")
+	}
+	inst.mod, err = inst.r.InstantiateModule(ctx, cm, wazero.NewModuleConfig().WithStartFunctions(abi.ExportInitialize))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return inst
+}
+
+// newInstance is newRawInstance plus the host's ABI checks: version, hooks
+// mask, alloc export.
+func newInstance(tb testing.TB, wasm []byte) *instance {
+	tb.Helper()
+	ctx := context.Background()
+	inst := newRawInstance(tb, wasm)
+	res, err := inst.mod.ExportedFunction(abi.ExportABIVersion).Call(ctx)
+	if err != nil || res[0] != abi.Version {
+		tb.Fatalf("warden_abi_version = %v, %v", res, err)
+	}
+	res, err = inst.mod.ExportedFunction(abi.ExportHooks).Call(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, h := range abi.Hooks() {
+		if abi.Hook(res[0]).Has(h) {
+			inst.hooks[h] = inst.mod.ExportedFunction(h.Export())
+		}
+	}
+	inst.alloc = inst.mod.ExportedFunction(abi.ExportAlloc)
+	return inst
+}
+
+// call runs hook h on input and returns a copy of the encoded output.
+func (inst *instance) call(ctx context.Context, h abi.Hook, input []byte) ([]byte, error) {
+	out, err := inst.callView(ctx, h, input)
+	return slices.Clone(out), err
+}
+
+// callView is call without the copy: the result is a view of guest memory.
+func (inst *instance) callView(ctx context.Context, h abi.Hook, input []byte) ([]byte, error) {
+	if uint32(len(input)) > inst.size || inst.ptr == 0 {
+		inst.stack[0] = uint64(len(input))
+		if err := inst.alloc.CallWithStack(ctx, inst.stack); err != nil {
+			return nil, err
+		}
+		inst.ptr, inst.size = uint32(inst.stack[0]), uint32(len(input))
+	}
+	mem := inst.mod.Memory()
+	mem.Write(inst.ptr, input)
+	inst.stack[0], inst.stack[1] = uint64(inst.ptr), uint64(len(input))
+	if err := inst.hooks[h].CallWithStack(ctx, inst.stack); err != nil {
+		return nil, err
+	}
+	r := inst.stack[0]
+	out, _ := mem.Read(uint32(r>>32), uint32(r))
+	return out, nil
+}
+
+func TestModulesFollowABI(t *testing.T) {
+	tests := []struct {
+		name  string
+		hooks abi.Hook
+	}{
+		{"allow-hosts", abi.HookServers},
+		{"reviewer-no-stdio", abi.HookServers},
+		{"no-forwarding", abi.HookCredentials},
+		{"block-tool", abi.HookServers | abi.HookToolCall},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			inst := newInstance(t, buildExample(t, tc.name))
+			var got abi.Hook
+			for h := range inst.hooks {
+				got |= h
+			}
+			if got != tc.hooks {
+				t.Fatalf("warden_hooks = %v, want %v", got, tc.hooks)
+			}
+			var exports []string
+			for name := range inst.mod.ExportedFunctionDefinitions() {
+				exports = append(exports, name)
+			}
+			sort.Strings(exports)
+			want := []string{"_initialize", "warden_abi_version", "warden_alloc", "warden_credentials", "warden_hooks", "warden_servers", "warden_tool_call"}
+			if !slices.Equal(exports, want) {
+				t.Fatalf("exports = %v, want %v", exports, want)
+			}
+		})
+	}
+}
+
+func TestHooksInWasm(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name    string
+		example string
+		hook    abi.Hook
+		input   []byte
+		check   func(t *testing.T, out []byte)
+	}{
+		{"reviewer hides stdio", "reviewer-no-stdio", abi.HookServers, abitest.ServersInput20().AppendTo(nil), func(t *testing.T, b []byte) {
+			var out abi.ServersOutput
+			if err := out.Unmarshal(b); err != nil {
+				t.Fatal(err)
+			}
+			stdio := 0
+			for _, s := range abitest.ServersInput20().Servers {
+				if s.Transport == "stdio" {
+					stdio++
+				}
+			}
+			if len(out.Decisions) != stdio || stdio == 0 {
+				t.Fatalf("%d decisions, want %d", len(out.Decisions), stdio)
+			}
+			for _, d := range out.Decisions {
+				if d.Action != abi.ServerHide {
+					t.Fatalf("decision %+v", d)
+				}
+			}
+		}},
+		{"allow-hosts disables unknown hosts", "allow-hosts", abi.HookServers, abitest.ServersInput20().AppendTo(nil), func(t *testing.T, b []byte) {
+			var out abi.ServersOutput
+			if err := out.Unmarshal(b); err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range out.Decisions {
+				if d.Action != abi.ServerDisable || !strings.Contains(d.Reason, "browser.example.org") {
+					t.Fatalf("decision %+v", d)
+				}
+			}
+			if len(out.Decisions) == 0 {
+				t.Fatal("no decisions")
+			}
+		}},
+		{"no-forwarding denies", "no-forwarding", abi.HookCredentials, abitest.CredentialsInput().AppendTo(nil), func(t *testing.T, b []byte) {
+			var out abi.CredentialsOutput
+			if err := out.Unmarshal(b); err != nil {
+				t.Fatal(err)
+			}
+			if len(out.Decisions) != 2 || out.Decisions[1].Index != 1 || out.Decisions[1].Action != abi.CredentialDeny {
+				t.Fatalf("output %+v", out)
+			}
+		}},
+		{"block-tool denies delete_", "block-tool", abi.HookToolCall, abitest.ToolCallInput("delete_file", `{"path":"/"}`).AppendTo(nil), func(t *testing.T, b []byte) {
+			var out abi.ToolCallOutput
+			if err := out.Unmarshal(b); err != nil {
+				t.Fatal(err)
+			}
+			if out.Action != abi.ToolCallDeny || out.Reason != "tool delete_file is blocked by policy" {
+				t.Fatalf("output %+v", out)
+			}
+		}},
+		{"block-tool allows read", "block-tool", abi.HookToolCall, abitest.ToolCallInput("read_file", `{}`).AppendTo(nil), func(t *testing.T, b []byte) {
+			if len(b) != 0 {
+				t.Fatalf("output %x, want empty (allow)", b)
+			}
+		}},
+		{"malformed input reports error", "reviewer-no-stdio", abi.HookServers, []byte{0x1a, 0x7f}, func(t *testing.T, b []byte) {
+			var out abi.ServersOutput
+			if err := out.Unmarshal(b); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out.Error, "length past end") {
+				t.Fatalf("error = %q", out.Error)
+			}
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			inst := newInstance(t, buildExample(t, tc.example))
+			for i := 0; i < 3; i++ { // repeated calls reuse the guest buffers
+				out, err := inst.call(ctx, tc.hook, tc.input)
+				if err != nil {
+					t.Fatal(err)
+				}
+				tc.check(t, out)
+			}
+			if tc.example == "allow-hosts" && (len(inst.logs) == 0 || !strings.HasPrefix(inst.logs[0], "debug: allow-hosts: disabled ")) {
+				t.Fatalf("warden.log messages = %q", inst.logs)
+			}
+		})
+	}
+}
+
+// BenchmarkWasmServers20 measures one servers-hook call (write input, call,
+// read output view) with a 20-server input, interrupt checks on.
+func BenchmarkWasmServers20(b *testing.B) {
+	for _, name := range []string{"reviewer-no-stdio", "allow-hosts", "block-tool"} {
+		b.Run(name, func(b *testing.B) {
+			inst := newInstance(b, buildExample(b, name))
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			defer cancel()
+			in := abitest.ServersInput20().AppendTo(nil)
+			if _, err := inst.callView(ctx, abi.HookServers, in); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := inst.callView(ctx, abi.HookServers, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestWasmCodecMatchesNative decodes and re-encodes inputs (valid, from the
+// abi fuzz corpus, and randomly mutated) with the codec compiled for wasm
+// and natively: results and error texts must be identical. The wasm build
+// uses the branch-free decode primitives of abi/fast_wasm.go, which native
+// tests never run.
+func TestWasmCodecMatchesNative(t *testing.T) {
+	ctx := context.Background()
+	inst := newRawInstance(t, buildExample(t, "testdata/codeccheck"))
+	alloc := inst.mod.ExportedFunction("alloc")
+	roundtrip := inst.mod.ExportedFunction("roundtrip")
+	wasmRoundTrip := func(t *testing.T, h abi.Hook, in []byte) string {
+		res, err := alloc.Call(ctx, uint64(len(in)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !inst.mod.Memory().Write(uint32(res[0]), in) {
+			t.Fatal("write out of range")
+		}
+		res, err = roundtrip.Call(ctx, uint64(h), uint64(len(in)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, ok := inst.mod.Memory().Read(uint32(res[0]>>32), uint32(res[0]))
+		if !ok {
+			t.Fatal("read out of range")
+		}
+		return string(b)
+	}
+	type message interface {
+		AppendTo([]byte) []byte
+		Unmarshal([]byte) error
+	}
+	nativeRoundTrip := func(m message, in []byte) string {
+		if err := m.Unmarshal(in); err != nil {
+			return "ERR:" + err.Error()
+		}
+		return string(m.AppendTo(nil))
+	}
+
+	big := abitest.ServersInput20()
+	big.Servers[3].URL = strings.Repeat("u", 200) // a long string: two-byte length
+	compact := (&abi.ServersOutput{}).AppendTo(nil)
+	corpus := map[abi.Hook][][]byte{
+		abi.HookServers:     {abitest.ServersInput20().AppendTo(nil), big.AppendTo(nil), compact},
+		abi.HookCredentials: {abitest.CredentialsInput().AppendTo(nil)},
+		abi.HookToolCall:    {abitest.ToolCallInput("delete_file", `{"path":"/"}`).AppendTo(nil)},
+	}
+	fuzzDirs := map[abi.Hook]string{
+		abi.HookServers:     "FuzzUnmarshalServersInput",
+		abi.HookCredentials: "FuzzUnmarshalCredentialsInput",
+		abi.HookToolCall:    "FuzzUnmarshalToolCallInput",
+	}
+	for h, dir := range fuzzDirs {
+		files, _ := filepath.Glob(filepath.Join("..", "..", "abi", "testdata", "fuzz", dir, "*"))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+			lit := strings.TrimSuffix(strings.TrimPrefix(lines[len(lines)-1], "[]byte("), ")")
+			s, err := strconv.Unquote(lit)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			corpus[h] = append(corpus[h], []byte(s))
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	mutate := func(b []byte) []byte {
+		b = slices.Clone(b)
+		switch rng.IntN(4) {
+		case 0: // flip a byte
+			if len(b) > 0 {
+				b[rng.IntN(len(b))] ^= byte(1 + rng.IntN(255))
+			}
+		case 1: // truncate
+			if len(b) > 0 {
+				b = b[:rng.IntN(len(b))]
+			}
+		case 2: // insert a random byte
+			i := rng.IntN(len(b) + 1)
+			b = slices.Insert(b, i, byte(rng.IntN(256)))
+		case 3: // small value in a likely length or tag position
+			if len(b) > 0 {
+				b[rng.IntN(len(b))] = byte(rng.IntN(20))
+			}
+		}
+		return b
+	}
+	tests := []struct {
+		name string
+		hook abi.Hook
+		m    func() message
+	}{
+		{"ServersInput", abi.HookServers, func() message { return new(abi.ServersInput) }},
+		{"CredentialsInput", abi.HookCredentials, func() message { return new(abi.CredentialsInput) }},
+		{"ToolCallInput", abi.HookToolCall, func() message { return new(abi.ToolCallInput) }},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			seeds := corpus[tc.hook]
+			cases := slices.Clone(seeds)
+			for i := 0; i < 4000; i++ {
+				b := seeds[rng.IntN(len(seeds))]
+				for k := rng.IntN(3); k >= 0; k-- {
+					b = mutate(b)
+				}
+				cases = append(cases, b)
+			}
+			native := tc.m()
+			for _, in := range cases {
+				want := nativeRoundTrip(native, in)
+				if got := wasmRoundTrip(t, tc.hook, in); got != want {
+					t.Fatalf("input %x:\nwasm   %q\nnative %q", in, got, want)
+				}
+			}
+		})
+	}
+}
