@@ -17,6 +17,7 @@ import (
 
 	"github.com/warden-mcp/warden/host/config"
 	"github.com/warden-mcp/warden/host/logging"
+	"github.com/warden-mcp/warden/host/policy"
 )
 
 // IO is the process's standard streams and environment, injectable for tests.
@@ -49,6 +50,9 @@ type global struct {
 	logLevel string
 	io       IO
 	log      hclog.Logger
+	// policyRT is created on first use by commands that load policy modules and closed
+	// when Main returns.
+	policyRT *policy.Runtime
 }
 
 // command is one subcommand.
@@ -103,6 +107,11 @@ func Main(ctx context.Context, args []string, io IO) int {
 		}
 		return ExitOK
 	}
+	defer func() {
+		if g.policyRT != nil {
+			g.policyRT.Close(context.WithoutCancel(ctx))
+		}
+	}()
 	for _, c := range commands() {
 		if c.name != rest[0] {
 			continue

@@ -147,6 +147,7 @@ func pluginsList(ctx context.Context, g *global, args []string) error {
 	fl.Var(&dirs, "dir", "a plugins dir to scan (repeatable; default: [plugins] dirs of config.toml)")
 	asJSON := fl.Bool("json", false, "print JSON")
 	strict := fl.Bool("strict", false, "exit 1 when any plugin is not ok")
+	watch := fl.Bool("watch", false, "keep running and print the list again whenever a plugin is added, changed or removed")
 	if _, err := parse(fl, args); err != nil {
 		return err
 	}
@@ -154,7 +155,43 @@ func pluginsList(ctx context.Context, g *global, args []string) error {
 	if err != nil {
 		return err
 	}
-	set := roots.Scan(ds, roots.Options{})
+	if *watch {
+		return watchPlugins(ctx, g, ds, *asJSON)
+	}
+	return printPlugins(ctx, g, ds, roots.Scan(ds, roots.Options{}), *asJSON, *strict)
+}
+
+// watchPlugins prints the plugin list now and after every change until ctx is done.
+func watchPlugins(ctx context.Context, g *global, ds []string, asJSON bool) error {
+	w, err := roots.NewWatcher(ds, roots.WatcherOptions{Logger: g.log.Named("roots")})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	sets, stop := w.Subscribe()
+	defer stop()
+	for {
+		select {
+		case set, ok := <-sets:
+			if !ok {
+				return <-done
+			}
+			if !asJSON {
+				fmt.Fprintf(g.io.Stdout, "== %d plugins\n", set.Len())
+			}
+			if err := printPlugins(ctx, g, ds, set, asJSON, false); err != nil {
+				return err
+			}
+		case err := <-done:
+			return err
+		}
+	}
+}
+
+func printPlugins(ctx context.Context, g *global, ds []string, set *roots.Set, asJSON, strict bool) error {
 	var views []pluginView
 	bad := 0
 	for _, r := range set.Roots() {
@@ -168,7 +205,7 @@ func pluginsList(ctx context.Context, g *global, args []string) error {
 	for _, p := range set.Problems() {
 		problems = append(problems, p.Error())
 	}
-	if *asJSON {
+	if asJSON {
 		out := struct {
 			Dirs     []string     `json:"dirs"`
 			Plugins  []pluginView `json:"plugins"`
@@ -186,7 +223,7 @@ func pluginsList(ctx context.Context, g *global, args []string) error {
 			fmt.Fprintln(g.io.Stdout, "problem:", p)
 		}
 	}
-	if *strict && (bad > 0 || len(problems) > 0) {
+	if strict && (bad > 0 || len(problems) > 0) {
 		return errSilentFailure
 	}
 	return nil

@@ -340,7 +340,7 @@ type ToolCallVerdict struct {
 func (e *Engine) ToolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilter) ToolCallVerdict {
 	set := e.set.Load()
 	start := e.now()
-	v := ToolCallVerdict{Arguments: in.Arguments}
+	v := ToolCallVerdict{Arguments: json.RawMessage(in.Arguments)}
 	cur := *in
 	buf := cur.AppendTo(nil)
 	inputDigest := digest(buf)
@@ -397,7 +397,7 @@ func (e *Engine) ToolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilt
 			// the verdict never aliases a policy's buffer.
 			v.Arguments = append(json.RawMessage(nil), out.Arguments...)
 			v.DecidedBy = by
-			cur.Arguments = v.Arguments
+			cur.Arguments = abi.RawJSON(v.Arguments)
 			buf = cur.AppendTo(nil)
 			inputDigest = digest(buf)
 		}

@@ -1,0 +1,408 @@
+package policytest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/warden-mcp/warden/abi"
+)
+
+// Caller runs one hook on an encoded input; *policy.Module implements it.
+type Caller interface {
+	Call(ctx context.Context, hook abi.Hook, input []byte) ([]byte, error)
+}
+
+// Case is one fixture case.
+type Case struct {
+	// Name identifies the case in reports; defaults to the file name and index.
+	Name string `json:"name"`
+	// Hook is "servers", "credentials" or "tool_call".
+	Hook string `json:"hook"`
+	// Input is the hook input in the ABI's JSON form.
+	Input json.RawMessage `json:"input"`
+	// Expect is what the policy must answer.
+	Expect Expect `json:"expect"`
+	// File is the fixture file the case came from (set by LoadDir/LoadFile).
+	File string `json:"-"`
+}
+
+// Expect is a case's expected answer.
+type Expect struct {
+	// Decisions are the expected servers or credentials decisions (see the package doc).
+	Decisions []Decision `json:"decisions,omitempty"`
+	// Action, Reason and Arguments are the expected tool_call answer.
+	Action    string          `json:"action,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	// Error, when set, expects the call to fail with an error containing it.
+	Error string `json:"error,omitempty"`
+}
+
+// Decision is one expected decision: Name for a server, Index for a credential.
+type Decision struct {
+	Name       string   `json:"name,omitempty"`
+	Index      *int     `json:"index,omitempty"`
+	Action     string   `json:"action"`
+	Reason     string   `json:"reason,omitempty"`
+	AllowTools []string `json:"allowTools,omitempty"`
+	DenyTools  []string `json:"denyTools,omitempty"`
+}
+
+// Result is the outcome of running one case.
+type Result struct {
+	Name     string
+	File     string
+	Pass     bool
+	Problems []string
+	// Output is the policy's decoded answer (nil when the call failed).
+	Output any
+	// Err is the call's error, if any.
+	Err     error
+	Latency time.Duration
+}
+
+// LoadDir reads every *.json fixture file in dir, in name order.
+func LoadDir(dir string) ([]Case, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("policy tests: no *.json fixtures in %s", dir)
+	}
+	sort.Strings(files)
+	var all []Case
+	for _, f := range files {
+		cs, err := LoadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, cs...)
+	}
+	return all, nil
+}
+
+// LoadFile reads one fixture file: a case object or an array of them. Unknown keys are
+// errors, so a misspelt expectation never passes silently.
+func LoadFile(path string) ([]Case, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("policy tests: %w", err)
+	}
+	trimmed := bytes.TrimSpace(data)
+	var cases []Case
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec.DisallowUnknownFields()
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		err = dec.Decode(&cases)
+	} else {
+		var c Case
+		err = dec.Decode(&c)
+		cases = []Case{c}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("policy tests: %s: %w", path, err)
+	}
+	for i := range cases {
+		c := &cases[i]
+		c.File = path
+		if c.Name == "" {
+			c.Name = fmt.Sprintf("%s#%d", filepath.Base(path), i+1)
+		}
+		if _, err := abi.ParseHook(c.Hook); err != nil {
+			return nil, fmt.Errorf("policy tests: %s: case %q: hook %q: want servers, credentials or tool_call", path, c.Name, c.Hook)
+		}
+		if len(c.Input) == 0 {
+			return nil, fmt.Errorf("policy tests: %s: case %q has no input", path, c.Name)
+		}
+	}
+	return cases, nil
+}
+
+// Encode turns a hook input in JSON form into the ABI's wire encoding. Unknown fields are
+// errors.
+func Encode(hook abi.Hook, input []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.DisallowUnknownFields()
+	switch hook {
+	case abi.HookServers:
+		var in abi.ServersInput
+		if err := dec.Decode(&in); err != nil {
+			return nil, fmt.Errorf("servers input: %w", err)
+		}
+		return in.AppendTo(nil), nil
+	case abi.HookCredentials:
+		var in abi.CredentialsInput
+		if err := dec.Decode(&in); err != nil {
+			return nil, fmt.Errorf("credentials input: %w", err)
+		}
+		return in.AppendTo(nil), nil
+	case abi.HookToolCall:
+		var in abi.ToolCallInput
+		if err := dec.Decode(&in); err != nil {
+			return nil, fmt.Errorf("tool_call input: %w", err)
+		}
+		return in.AppendTo(nil), nil
+	}
+	return nil, fmt.Errorf("unknown hook %v", hook)
+}
+
+// Eval runs hook on the JSON input and returns the decoded output (an *abi.ServersOutput,
+// *abi.CredentialsOutput or *abi.ToolCallOutput). A guest-reported error is returned as an
+// error too.
+func Eval(ctx context.Context, p Caller, hook abi.Hook, input []byte) (any, error) {
+	wire, err := Encode(hook, input)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := p.Call(ctx, hook, wire)
+	if err != nil {
+		return nil, err
+	}
+	switch hook {
+	case abi.HookServers:
+		out := &abi.ServersOutput{}
+		if err := out.Unmarshal(raw); err != nil {
+			return nil, fmt.Errorf("malformed servers output: %w", err)
+		}
+		if out.Error != "" {
+			return out, fmt.Errorf("guest reported error: %s", out.Error)
+		}
+		return out, nil
+	case abi.HookCredentials:
+		out := &abi.CredentialsOutput{}
+		if err := out.Unmarshal(raw); err != nil {
+			return nil, fmt.Errorf("malformed credentials output: %w", err)
+		}
+		if out.Error != "" {
+			return out, fmt.Errorf("guest reported error: %s", out.Error)
+		}
+		return out, nil
+	default:
+		out := &abi.ToolCallOutput{}
+		if err := out.Unmarshal(raw); err != nil {
+			return nil, fmt.Errorf("malformed tool_call output: %w", err)
+		}
+		if out.Error != "" {
+			return out, fmt.Errorf("guest reported error: %s", out.Error)
+		}
+		return out, nil
+	}
+}
+
+// Run runs one case against p and compares the answer with the expectation.
+func Run(ctx context.Context, p Caller, c Case) Result {
+	res := Result{Name: c.Name, File: c.File}
+	hook, err := abi.ParseHook(c.Hook)
+	if err != nil {
+		res.Problems = append(res.Problems, err.Error())
+		return res
+	}
+	start := time.Now()
+	out, err := Eval(ctx, p, hook, c.Input)
+	res.Latency = time.Since(start)
+	res.Output, res.Err = out, err
+	switch {
+	case c.Expect.Error != "":
+		if err == nil {
+			res.Problems = append(res.Problems, fmt.Sprintf("expected an error containing %q, got success", c.Expect.Error))
+		} else if !strings.Contains(err.Error(), c.Expect.Error) {
+			res.Problems = append(res.Problems, fmt.Sprintf("error %q does not contain %q", err, c.Expect.Error))
+		}
+	case err != nil:
+		res.Problems = append(res.Problems, "call failed: "+err.Error())
+	default:
+		switch o := out.(type) {
+		case *abi.ServersOutput:
+			res.Problems = compareServers(c, o)
+		case *abi.CredentialsOutput:
+			res.Problems = compareCredentials(c, o)
+		case *abi.ToolCallOutput:
+			res.Problems = compareToolCall(c, o)
+		}
+	}
+	res.Pass = len(res.Problems) == 0
+	return res
+}
+
+func compareServers(c Case, out *abi.ServersOutput) []string {
+	var in abi.ServersInput
+	_ = json.Unmarshal(c.Input, &in) // already decoded once by Encode
+	got := map[string]abi.ServerDecision{}
+	for _, d := range out.Decisions {
+		prev, seen := got[d.Name]
+		if !seen || d.Action.MoreRestrictive(prev.Action) {
+			got[d.Name] = d
+		}
+	}
+	want := map[string]Decision{}
+	var problems []string
+	for _, d := range c.Expect.Decisions {
+		if d.Name == "" {
+			problems = append(problems, "an expected servers decision has no name")
+			continue
+		}
+		if _, err := abi.ParseServerAction(d.Action); err != nil {
+			problems = append(problems, fmt.Sprintf("server %q: expected action %q: want expose, disable or hide", d.Name, d.Action))
+		}
+		want[d.Name] = d
+	}
+	names := map[string]bool{}
+	for _, s := range in.Servers {
+		names[s.Name] = true
+	}
+	for n := range got {
+		names[n] = true
+	}
+	for n := range want {
+		names[n] = true
+	}
+	for _, n := range sortedKeys(names) {
+		g, w := got[n], want[n]
+		wantAction := w.Action
+		if wantAction == "" {
+			wantAction = abi.ServerExpose.String()
+		}
+		if g.Action.String() != wantAction {
+			problems = append(problems, fmt.Sprintf("server %q: got %s%s, want %s", n, g.Action, reasonSuffix(g.Reason), wantAction))
+			continue
+		}
+		if w.Reason != "" && g.Reason != w.Reason {
+			problems = append(problems, fmt.Sprintf("server %q: reason %q, want %q", n, g.Reason, w.Reason))
+		}
+		if w.AllowTools != nil && !sameSet(g.AllowTools, w.AllowTools) {
+			problems = append(problems, fmt.Sprintf("server %q: allowTools %v, want %v", n, g.AllowTools, w.AllowTools))
+		}
+		if w.DenyTools != nil && !sameSet(g.DenyTools, w.DenyTools) {
+			problems = append(problems, fmt.Sprintf("server %q: denyTools %v, want %v", n, g.DenyTools, w.DenyTools))
+		}
+	}
+	return problems
+}
+
+func compareCredentials(c Case, out *abi.CredentialsOutput) []string {
+	var in abi.CredentialsInput
+	_ = json.Unmarshal(c.Input, &in)
+	got := map[int]abi.CredentialDecision{}
+	for _, d := range out.Decisions {
+		prev, seen := got[int(d.Index)]
+		if !seen || d.Action.MoreRestrictive(prev.Action) {
+			got[int(d.Index)] = d
+		}
+	}
+	var problems []string
+	want := map[int]Decision{}
+	for _, d := range c.Expect.Decisions {
+		if d.Index == nil {
+			problems = append(problems, "an expected credentials decision has no index")
+			continue
+		}
+		want[*d.Index] = d
+	}
+	idx := map[int]bool{}
+	for i := range in.Server.Credentials {
+		idx[i] = true
+	}
+	for i := range got {
+		idx[i] = true
+	}
+	for i := range want {
+		idx[i] = true
+	}
+	keys := make([]int, 0, len(idx))
+	for i := range idx {
+		keys = append(keys, i)
+	}
+	sort.Ints(keys)
+	for _, i := range keys {
+		g, w := got[i], want[i]
+		wantAction := w.Action
+		if wantAction == "" {
+			wantAction = abi.CredentialUnspecified.String()
+		}
+		if g.Action.String() != wantAction {
+			problems = append(problems, fmt.Sprintf("credential %d: got %s%s, want %s", i, g.Action, reasonSuffix(g.Reason), wantAction))
+			continue
+		}
+		if w.Reason != "" && g.Reason != w.Reason {
+			problems = append(problems, fmt.Sprintf("credential %d: reason %q, want %q", i, g.Reason, w.Reason))
+		}
+	}
+	return problems
+}
+
+func compareToolCall(c Case, out *abi.ToolCallOutput) []string {
+	var problems []string
+	want := c.Expect.Action
+	if want == "" {
+		want = abi.ToolCallAllow.String()
+	}
+	if out.Action.String() != want {
+		problems = append(problems, fmt.Sprintf("tool_call: got %s%s, want %s", out.Action, reasonSuffix(out.Reason), want))
+	}
+	if c.Expect.Reason != "" && out.Reason != c.Expect.Reason {
+		problems = append(problems, fmt.Sprintf("tool_call: reason %q, want %q", out.Reason, c.Expect.Reason))
+	}
+	if len(c.Expect.Arguments) > 0 {
+		if !out.Rewrite {
+			problems = append(problems, "tool_call: expected rewritten arguments, got none")
+		} else if !jsonEqual(out.Arguments, c.Expect.Arguments) {
+			problems = append(problems, fmt.Sprintf("tool_call: arguments %s, want %s", out.Arguments, c.Expect.Arguments))
+		}
+	} else if out.Rewrite {
+		problems = append(problems, fmt.Sprintf("tool_call: unexpected rewrite to %s", out.Arguments))
+	}
+	return problems
+}
+
+func reasonSuffix(r string) string {
+	if r == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (%q)", r)
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := map[string]int{}
+	for _, x := range a {
+		m[x]++
+	}
+	for _, x := range b {
+		m[x]--
+	}
+	for _, v := range m {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return false
+	}
+	xa, _ := json.Marshal(x)
+	ya, _ := json.Marshal(y)
+	return bytes.Equal(xa, ya)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
