@@ -1,0 +1,323 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/warden-mcp/warden/host/config"
+	"github.com/warden-mcp/warden/host/decision"
+	"github.com/warden-mcp/warden/host/mcpconn"
+	"github.com/warden-mcp/warden/host/policy"
+	"github.com/warden-mcp/warden/host/roots"
+	"github.com/warden-mcp/warden/host/thread"
+)
+
+// Options configures New. Every zero value is usable and documented.
+type Options struct {
+	// Home is the warden home directory (config.toml, requirements.toml, environments.toml).
+	// "": $WARDEN_HOME, else ~/.warden (config.DefaultHome).
+	Home string
+	// Logger receives the host's logs, with a named sub-logger per component. nil: none.
+	Logger hclog.Logger
+	// DecisionLog receives one JSON line per policy decision. nil: the config's
+	// `[decision_log]` path (appended to, created 0600; "-" or "stderr" for standard
+	// error), else no decision log. It is fixed for the host's lifetime (a reload does not
+	// change it).
+	DecisionLog io.Writer
+	// PolicyCacheDir is wazero's on-disk compilation cache, so a restarted host loads
+	// already-compiled policies in milliseconds. "": <home>/cache/wazero; "-": no on-disk
+	// cache.
+	PolicyCacheDir string
+	// LookupEnv reads the host environment: credential references owned by the host and the
+	// minimal base environment of stdio servers. nil: os.LookupEnv.
+	LookupEnv func(name string) (string, bool)
+	// ExtraPluginDirs are plugins dirs watched in addition to the config's `[plugins] dirs`.
+	ExtraPluginDirs []string
+	// ConnIdleGrace keeps an MCP session open this long after its last user let go, so a
+	// thread started soon after (or a status probe) reuses it. 0: close at once.
+	ConnIdleGrace time.Duration
+	// Executors is the executor seam of the thread layer (thread.Options.Executors): the
+	// executor environments, their capabilities and executor-config declarations. nil:
+	// environments.toml's entries, none connected (the executor client is not built yet).
+	Executors func(home *config.Home) []thread.Environment
+}
+
+// Host is an embeddable warden host: configuration, capability roots (watched), the
+// policy runtime and decision engine, shared MCP connections and the threads.
+//
+// Concurrency: every method is safe for concurrent use. Close releases everything New
+// provisioned, also after New failed half-way.
+type Host struct {
+	homeDir   string
+	log       hclog.Logger
+	extraDirs []string
+
+	logFile *os.File // the decision log, when the host opened it
+	rt      *policy.Runtime
+	loader  *policyLoader
+	engine  *decision.Engine
+	conns   *mcpconn.Manager
+	threads *thread.Manager
+
+	watchMu  sync.Mutex // the roots watcher; also serializes feeding it to the threads
+	watchGen int
+	watch    *watch
+	initErr  error // config errors found by New
+
+	closeOnce sync.Once
+}
+
+// watch is one running roots watcher and the goroutines feeding it to the thread manager.
+type watch struct {
+	dirs   []string
+	w      *roots.Watcher
+	cancel context.CancelFunc
+	done   sync.WaitGroup
+}
+
+// New starts a host: it loads the home (a config with errors still loads its valid part;
+// see ConfigErrors), starts the roots watcher on the plugins dirs, creates the policy
+// runtime and the decision engine, loads the operator policies and every root's policy,
+// and creates the connection and thread managers. On error everything provisioned so far is
+// released.
+func New(ctx context.Context, o Options) (*Host, error) {
+	h := &Host{log: o.Logger, extraDirs: slices.Clone(o.ExtraPluginDirs)}
+	if h.log == nil {
+		h.log = hclog.NewNullLogger()
+	}
+	if err := h.provision(ctx, o); err != nil {
+		_ = h.Close() // caddy style: release whatever was provisioned
+		return nil, err
+	}
+	return h, nil
+}
+
+func (h *Host) provision(ctx context.Context, o Options) (err error) {
+	h.homeDir = o.Home
+	if h.homeDir == "" {
+		if h.homeDir, err = config.DefaultHome(); err != nil {
+			return fmt.Errorf("warden host: %w", err)
+		}
+	}
+	home, cfgErr := config.LoadHome(h.homeDir)
+	h.initErr = cfgErr
+	if cfgErr != nil {
+		h.log.Warn("configuration has errors; its valid part is used", "error", cfgErr)
+	}
+
+	logW := o.DecisionLog
+	if logW == nil {
+		if logW, err = h.openDecisionLog(home.Config.DecisionLog); err != nil {
+			return err
+		}
+	}
+	var dlog *decision.Log
+	if logW != nil {
+		dlog = decision.NewLog(logW)
+	}
+	h.engine = decision.NewEngine(decision.Options{Log: dlog})
+
+	cacheDir := o.PolicyCacheDir
+	switch cacheDir {
+	case "-":
+		cacheDir = ""
+	case "":
+		cacheDir = filepath.Join(h.homeDir, "cache", "wazero")
+	}
+	if cacheDir != "" {
+		if mkErr := os.MkdirAll(cacheDir, 0o700); mkErr != nil {
+			h.log.Warn("no on-disk policy compilation cache", "dir", cacheDir, "error", mkErr)
+			cacheDir = ""
+		}
+	}
+	lim := home.Config.PolicyLimits
+	h.rt, err = policy.NewRuntime(ctx, policy.Config{
+		CompilationCacheDir: cacheDir,
+		Limits:              policy.Limits{MemoryMB: uint32(lim.MemoryMB), Timeout: time.Duration(lim.TimeoutMS) * time.Millisecond},
+		Logger:              h.log.Named("policy"),
+	})
+	if err != nil {
+		return fmt.Errorf("warden host: policy runtime: %w", err)
+	}
+	h.loader = newPolicyLoader(h.rt, h.log.Named("policy"))
+
+	dirs := h.pluginDirs(home)
+	w, err := roots.NewWatcher(dirs, roots.WatcherOptions{Logger: h.log.Named("roots")})
+	if err != nil {
+		return fmt.Errorf("warden host: roots watcher: %w", err)
+	}
+
+	h.conns = mcpconn.NewManager(mcpconn.Options{Logger: h.log.Named("mcp"), IdleGrace: o.ConnIdleGrace})
+	h.threads, err = thread.NewManager(ctx, thread.Options{
+		Engine:     h.engine,
+		Conns:      h.conns,
+		Snapshot:   &thread.Snapshot{Home: home, Roots: w.Current(), ConfigErr: cfgErr},
+		Load:       h.loadSnapshot,
+		OnSnapshot: h.adopted,
+		Policies:   h.loader,
+		Executors:  o.Executors,
+		LookupEnv:  o.LookupEnv,
+		Logger:     h.log.Named("thread"),
+	})
+	if err != nil {
+		return fmt.Errorf("warden host: %w", err)
+	}
+	h.watchMu.Lock()
+	h.startWatchLocked(dirs, w)
+	h.watchMu.Unlock()
+	h.log.Info("host ready", "home", h.homeDir, "plugin_dirs", dirs, "servers", len(home.Config.Servers))
+	return nil
+}
+
+func (h *Host) openDecisionLog(dl config.DecisionLog) (io.Writer, error) {
+	switch {
+	case dl.Path == "":
+		return nil, nil
+	case dl.Stderr():
+		return os.Stderr, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dl.Path), 0o700); err != nil {
+		return nil, fmt.Errorf("warden host: decision log: %w", err)
+	}
+	f, err := os.OpenFile(dl.Path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("warden host: decision log: %w", err)
+	}
+	h.logFile = f
+	return f, nil
+}
+
+func (h *Host) pluginDirs(home *config.Home) []string {
+	return append(slices.Clone(home.Config.Plugins.Dirs), h.extraDirs...)
+}
+
+// loadSnapshot is the thread manager's Load: config files and a fresh scan of the plugins
+// dirs the new config names.
+func (h *Host) loadSnapshot(context.Context) (*thread.Snapshot, error) {
+	home, err := config.LoadHome(h.homeDir)
+	return &thread.Snapshot{Home: home, Roots: roots.Scan(h.pluginDirs(home), roots.Options{}), ConfigErr: err}, nil
+}
+
+// adopted follows a reload: when the plugins dirs changed, the watcher is replaced.
+func (h *Host) adopted(snap *thread.Snapshot) {
+	dirs := h.pluginDirs(snap.Home)
+	h.watchMu.Lock()
+	old := h.watch
+	if old != nil && slices.Equal(old.dirs, dirs) {
+		h.watchMu.Unlock()
+		return
+	}
+	w, err := roots.NewWatcher(dirs, roots.WatcherOptions{Logger: h.log.Named("roots")})
+	if err != nil {
+		h.watchMu.Unlock()
+		h.log.Error("plugins dirs changed but cannot be watched; keeping the old watcher", "dirs", dirs, "error", err)
+		return
+	}
+	h.startWatchLocked(dirs, w)
+	h.watchMu.Unlock()
+	if old != nil {
+		old.stop()
+	}
+	h.log.Info("watching new plugins dirs", "dirs", dirs)
+}
+
+// startWatchLocked runs w and feeds its snapshots to the thread manager (h.watchMu held).
+func (h *Host) startWatchLocked(dirs []string, w *roots.Watcher) {
+	h.watchGen++
+	gen := h.watchGen
+	ctx, cancel := context.WithCancel(context.Background())
+	wt := &watch{dirs: dirs, w: w, cancel: cancel}
+	sets, unsubscribe := w.Subscribe()
+	wt.done.Go(func() {
+		if err := w.Run(ctx); err != nil {
+			h.log.Error("roots watcher stopped", "error", err)
+		}
+		unsubscribe()
+	})
+	wt.done.Go(func() {
+		for set := range sets {
+			h.watchMu.Lock()
+			if gen == h.watchGen { // a replaced watcher's last sets are stale
+				h.threads.UpdateRoots(context.Background(), set)
+			}
+			h.watchMu.Unlock()
+		}
+	})
+	h.watch = wt
+}
+
+func (wt *watch) stop() {
+	wt.cancel()
+	wt.done.Wait()
+}
+
+// Close shuts the host down: the roots watcher, every thread, every MCP connection (stdio
+// servers are stopped), the policy modules and runtime, and the decision log file it
+// opened. It is idempotent, and safe after New failed half-way.
+func (h *Host) Close() error {
+	var errs []error
+	h.closeOnce.Do(func() {
+		h.watchMu.Lock()
+		h.watchGen++ // nothing feeds the threads any more
+		wt := h.watch
+		h.watch = nil
+		h.watchMu.Unlock()
+		if wt != nil {
+			wt.stop()
+		}
+		if h.threads != nil {
+			errs = append(errs, h.threads.Close())
+		}
+		if h.conns != nil {
+			errs = append(errs, h.conns.Close())
+		}
+		ctx := context.Background()
+		if h.loader != nil {
+			h.loader.close(ctx)
+		}
+		if h.rt != nil {
+			errs = append(errs, h.rt.Close(ctx))
+		}
+		if h.logFile != nil {
+			errs = append(errs, h.logFile.Close())
+		}
+	})
+	return errors.Join(errs...)
+}
+
+// HomeDir is the host's home directory.
+func (h *Host) HomeDir() string { return h.homeDir }
+
+// Threads is the thread manager: thread/start, thread/list, mcpServerStatus/list,
+// mcpServer/tool/call, config/mcpServer/reload and the status notifications.
+func (h *Host) Threads() *thread.Manager { return h.threads }
+
+// Roots is the set of capability roots threads are currently built from.
+func (h *Host) Roots() *roots.Set { return h.threads.Snapshot().Roots }
+
+// Config is the configuration threads are currently built from.
+func (h *Host) Config() *config.Home { return h.threads.Snapshot().Home }
+
+// ConfigErrors lists the problems of the current configuration files (a config.Errors),
+// whose valid part is in use; nil when they are clean.
+func (h *Host) ConfigErrors() error {
+	if h.threads == nil {
+		return h.initErr
+	}
+	return h.threads.Snapshot().ConfigErr
+}
+
+// Engine is the decision engine (for a policy test runner or the MCP front door).
+func (h *Host) Engine() *decision.Engine { return h.engine }
+
+// Conns is the shared MCP connection manager.
+func (h *Host) Conns() *mcpconn.Manager { return h.conns }

@@ -1,0 +1,131 @@
+package thread
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/warden-mcp/warden/host/roots"
+)
+
+// Reload re-reads the configuration and plugins (Options.Load) and queues a refresh for every
+// thread (config/mcpServer/reload). Each thread's candidate set is rebuilt against the new
+// configuration — its selected roots found again, roots outside the watched dirs re-read
+// from disk — and the refresh is applied lazily, before the thread's next Status or
+// CallTool, as Codex does.
+//
+// Strict (as Codex's queue_strict_refresh): every thread is planned before anything is
+// queued; if the configuration files have errors, or any thread's configuration fails to
+// load (for example its selected plugin root is now broken), Reload returns a *ReloadError
+// naming that thread (or the config error) and changes nothing.
+//
+// Best-effort: the valid part of the files is used (their errors are in
+// ReloadResult.ConfigErr), every thread that can be refreshed is, and the others are
+// reported in ReloadResult.Failed and keep their current servers.
+//
+// Either way new threads use the new configuration once Reload returns successfully.
+func (m *Manager) Reload(ctx context.Context, strict bool) (ReloadResult, error) {
+	res, snap, err := m.reload(ctx, strict)
+	if err == nil && m.onSnapshot != nil {
+		m.onSnapshot(snap) // after configMu is released: the hook may wait for UpdateRoots
+	}
+	return res, err
+}
+
+func (m *Manager) reload(ctx context.Context, strict bool) (ReloadResult, *Snapshot, error) {
+	m.configMu.Lock()
+	defer m.configMu.Unlock()
+	if _, err := m.current(); err != nil {
+		return ReloadResult{}, nil, fmt.Errorf("reload: %w", err)
+	}
+	snap, err := m.load(ctx)
+	if err != nil {
+		return ReloadResult{}, nil, fmt.Errorf("reload: %w", err)
+	}
+	if strict && snap.ConfigErr != nil {
+		return ReloadResult{}, nil, fmt.Errorf("reload: %w", snap.ConfigErr)
+	}
+	res := ReloadResult{ConfigErr: snap.ConfigErr}
+	type planned struct {
+		t *Thread
+		p *plan
+	}
+	var plans []planned
+	var extra []*roots.Root
+	for _, t := range m.all() {
+		t.mu.Lock()
+		prev := t.latest
+		t.mu.Unlock()
+		p, err := m.buildPlan(snap, t, prev, true)
+		if err != nil {
+			rerr := &ReloadError{ThreadID: t.id, Err: err}
+			if strict {
+				return ReloadResult{}, nil, fmt.Errorf("reload: %w", rerr)
+			}
+			m.log.Warn("thread keeps its servers: its configuration failed to load", "thread", t.id, "error", err)
+			res.Failed = append(res.Failed, rerr)
+			continue
+		}
+		plans = append(plans, planned{t, p})
+		extra = append(extra, p.outOfSet()...)
+	}
+	m.mu.Lock()
+	m.snap = snap
+	m.mu.Unlock()
+	// Policies first: a refresh must never run before its roots' policies are installed.
+	m.syncPolicies(ctx, extra)
+	for _, pl := range plans {
+		pl.t.setPending(pl.p)
+		res.Refreshed = append(res.Refreshed, pl.t.id)
+	}
+	m.log.Info("configuration reloaded", "strict", strict, "refreshed", len(res.Refreshed), "failed", len(res.Failed))
+	return res, snap, nil
+}
+
+// UpdateRoots adopts a new set of watched roots (a roots.Watcher snapshot): the policies
+// of changed roots are reloaded, and every thread whose selected roots changed (content,
+// policy, appearance or disappearance) gets a refresh queued, applied before its next Status
+// or CallTool. A thread whose selected root is now broken or gone keeps its servers (the
+// failure is logged; a Reload reports it). A set identical to the current one does nothing.
+func (m *Manager) UpdateRoots(ctx context.Context, set *roots.Set) {
+	if set == nil {
+		return
+	}
+	m.configMu.Lock()
+	defer m.configMu.Unlock()
+	m.mu.Lock()
+	if m.closed || (m.snap.Roots != nil && m.snap.Roots.Fingerprint() == set.Fingerprint()) {
+		m.mu.Unlock()
+		return
+	}
+	snap := *m.snap
+	snap.Roots = set
+	m.mu.Unlock()
+
+	type planned struct {
+		t *Thread
+		p *plan
+	}
+	var plans []planned
+	for _, t := range m.all() {
+		t.mu.Lock()
+		prev := t.latest
+		t.mu.Unlock()
+		p, err := m.buildPlan(&snap, t, prev, false)
+		if err != nil {
+			m.log.Warn("thread keeps its servers: a selected capability root changed and cannot be used", "thread", t.id, "error", err)
+			continue
+		}
+		if prev != nil && prev.rootFP == p.rootFP {
+			continue
+		}
+		plans = append(plans, planned{t, p})
+	}
+	m.mu.Lock()
+	m.snap = &snap
+	m.mu.Unlock()
+	m.syncPolicies(ctx, nil)
+	for _, pl := range plans {
+		pl.t.setPending(pl.p)
+		m.log.Debug("capability roots changed: thread refresh queued", "thread", pl.t.id)
+	}
+}
