@@ -4,16 +4,17 @@
 #   make demo   # builds warden, the example policies and the example MCP server, runs the demo
 #   make test   # runs every test (with -race)
 
+SHELL     := /bin/bash
 GO        ?= go
 BIN       := $(CURDIR)/bin
 TOOLBIN   := $(CURDIR)/.bin
 STATICCHECK_VERSION := v0.8.2
 WARDEN    := $(BIN)/warden
 EXAMPLE_MCP := $(BIN)/warden-example-mcp
-# Every example policy is a Go main package; each is built to policy.wasm inside the
-# example plugin root that ships it (see examples/plugins/*/.codex-plugin/plugin.json).
-POLICY_DIRS := $(wildcard examples/policies/*)
-POLICY_WASMS := $(foreach d,$(POLICY_DIRS),$(BIN)/policies/$(notdir $(d)).wasm)
+# Every example plugin root holds its policy's Go source; the policy is built to
+# policy.wasm inside the root, where its .codex-plugin/plugin.json points.
+POLICY_DIRS := $(patsubst %/main.go,%,$(wildcard examples/plugins/*/main.go))
+POLICY_WASMS := $(addsuffix /policy.wasm,$(POLICY_DIRS)) $(BIN)/conformance/go.wasm $(BIN)/conformance/c.wasm
 
 export CGO_ENABLED ?= 0
 
@@ -49,9 +50,17 @@ $(EXAMPLE_MCP): FORCE
 
 policies: $(POLICY_WASMS)
 
-$(BIN)/policies/%.wasm: FORCE
+examples/plugins/%/policy.wasm: FORCE
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./examples/plugins/$*
+
+## The ABI conformance guests: the same policy in Go and in freestanding C.
+$(BIN)/conformance/go.wasm: FORCE
 	@mkdir -p $(dir $@)
-	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./examples/policies/$*
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./examples/conformance/go
+
+$(BIN)/conformance/c.wasm: FORCE | tools
+	@mkdir -p $(dir $@)
+	examples/conformance/c/build.sh $@
 
 FORCE:
 
@@ -77,7 +86,8 @@ check: $(TOOLBIN)/staticcheck
 ## (the x-* metrics), and the summary at the end lists just those.
 BENCHTIME ?= 1s
 bench: tools
-	@$(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./... 2>&1 | tee $(BIN)/bench.txt
+	@mkdir -p $(BIN)
+	@set -o pipefail; $(GO) test -run='^$$' -bench=. -benchmem -benchtime=$(BENCHTIME) ./... 2>&1 | tee $(BIN)/bench.txt
 	@echo; echo "== ratios and goals (from bin/bench.txt)"; grep -E 'x-|goal' $(BIN)/bench.txt || true
 
 ## fuzz: run every fuzz target for FUZZTIME (default 30s) each.

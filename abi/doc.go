@@ -70,7 +70,7 @@
 // form" (every singular field present, in order, even when zero) so that
 // the straight-line path never skips a field. Any other valid encoding (zero
 // values omitted, fields out of order, unknown fields) is decoded by the
-// general loop (merge) with the same result; the examples/policies tests
+// general loop (merge) with the same result; the examples/plugins tests
 // check the wasm build of the codec against the native one on mutated
 // inputs.
 //

@@ -6,7 +6,7 @@ import "unsafe"
 
 // The decode fast-path primitives for wasm guests: branch-free (see "Cost
 // model" in doc.go). fast_other.go has the branchy versions for native
-// code, with identical results; the examples/policies tests check the wasm
+// code, with identical results; the examples/plugins tests check the wasm
 // build against the native one.
 
 // field reads the header of the field at b[i]: its tag t and, for wire types

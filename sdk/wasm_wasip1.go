@@ -10,7 +10,7 @@ import (
 
 // The ABI v1 exports. //go:wasmexport works from this non-main package: the
 // exports are part of any module whose main package imports sdk (checked by
-// the examples/policies tests).
+// the examples/plugins tests).
 
 //go:wasmexport warden_abi_version
 func wardenABIVersion() int32 { return abi.Version }

@@ -17,7 +17,7 @@ import (
 func phaseFixture(b *testing.B, nPlugins, serversPer int, memo bool) (*Engine, *abi.ServersInput, func()) {
 	b.Helper()
 	ctx := context.Background()
-	wasm := testbuild.GoGuest(b, "../../examples/policies/reviewer-no-stdio")
+	wasm := testbuild.GoGuest(b, "../../examples/plugins/reviewer-no-stdio")
 	memoEntries := -1
 	if memo {
 		memoEntries = 0 // default size

@@ -17,10 +17,10 @@ import (
 	"github.com/warden-mcp/warden/host/internal/testbuild"
 )
 
-// examplePolicy builds examples/policies/<name> as a wasip1 reactor.
+// examplePolicy builds examples/plugins/<name> as a wasip1 reactor.
 func examplePolicy(t testing.TB, name string) []byte {
 	t.Helper()
-	return testbuild.GoGuest(t, filepath.Join("..", "..", "examples", "policies", name))
+	return testbuild.GoGuest(t, filepath.Join("..", "..", "examples", "plugins", name))
 }
 
 type decision struct {

@@ -235,12 +235,38 @@ func Run(ctx context.Context, p Caller, c Case) Result {
 func compareServers(c Case, out *abi.ServersOutput) []string {
 	var in abi.ServersInput
 	_ = json.Unmarshal(c.Input, &in) // already decoded once by Encode
+	// Several decisions for one server combine as decisions of different policies do: the
+	// most restrictive action (and its reason) wins, allow lists intersect, deny lists add up.
 	got := map[string]abi.ServerDecision{}
 	for _, d := range out.Decisions {
 		prev, seen := got[d.Name]
-		if !seen || d.Action.MoreRestrictive(prev.Action) {
-			got[d.Name] = d
+		if !seen {
+			got[d.Name] = abi.ServerDecision{Name: d.Name, Action: d.Action, Reason: d.Reason,
+				AllowTools: append([]string(nil), d.AllowTools...), DenyTools: append([]string(nil), d.DenyTools...)}
+			continue
 		}
+		if d.Action.MoreRestrictive(prev.Action) {
+			prev.Action, prev.Reason = d.Action, d.Reason
+		}
+		if len(d.AllowTools) > 0 {
+			if len(prev.AllowTools) == 0 {
+				prev.AllowTools = append([]string(nil), d.AllowTools...)
+			} else {
+				both := []string{}
+				for _, t := range prev.AllowTools {
+					if contains(d.AllowTools, t) {
+						both = append(both, t)
+					}
+				}
+				prev.AllowTools = both
+			}
+		}
+		for _, t := range d.DenyTools {
+			if !contains(prev.DenyTools, t) {
+				prev.DenyTools = append(prev.DenyTools, t)
+			}
+		}
+		got[d.Name] = prev
 	}
 	want := map[string]Decision{}
 	var problems []string
@@ -396,6 +422,15 @@ func jsonEqual(a, b []byte) bool {
 	xa, _ := json.Marshal(x)
 	ya, _ := json.Marshal(y)
 	return bytes.Equal(xa, ya)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 func sortedKeys(m map[string]bool) []string {

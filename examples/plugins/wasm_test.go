@@ -42,7 +42,7 @@ type built struct {
 	err  error
 }
 
-// buildExample compiles examples/policies/<name> with
+// buildExample compiles examples/plugins/<name> with
 // GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared.
 func buildExample(tb testing.TB, name string) []byte {
 	tb.Helper()
