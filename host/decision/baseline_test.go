@@ -15,7 +15,9 @@ func thread(kind string) abi.Thread {
 	return abi.Thread{ID: "t1", Kind: kind, Roots: []abi.Root{{ID: "demo@1", Location: "local", Path: "/plugins/demo"}}}
 }
 
-func localEnv() abi.Environment { return abi.Environment{ID: "local", Local: true, Connected: true, Processes: true} }
+func localEnv() abi.Environment {
+	return abi.Environment{ID: "local", Local: true, Connected: true, Processes: true}
+}
 
 func execEnv(id string, headerEnvVars bool) abi.Environment {
 	return abi.Environment{ID: id, Connected: true, HTTPHeaderEnvVars: headerEnvVars, Processes: true}

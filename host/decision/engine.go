@@ -102,9 +102,16 @@ func (e *Engine) Servers(ctx context.Context, in *abi.ServersInput) []ServerVerd
 			verdicts[i].DecidedBy = BaselineID
 		}
 	}
-	buf := in.AppendTo(nil)
-	inputDigest := digest(buf)
-	e.logDecision(abi.HookServers, in.Thread.ID, BaselineID, "builtin", inputDigest, start, serverEntries(verdicts), nil, nil)
+	// The full input is encoded only when someone reads it (an operator policy) and hashed
+	// only for the decision log: neither is free for a 100-server thread.
+	var buf []byte
+	if len(set.operator) > 0 || e.log != nil {
+		buf = in.AppendTo(nil)
+	}
+	inputDigest := e.digest(buf)
+	if e.log != nil {
+		e.logDecision(abi.HookServers, in.Thread.ID, BaselineID, "builtin", inputDigest, start, serverEntries(verdicts), nil, nil)
+	}
 
 	for _, p := range set.operator {
 		if p.Hooks().Has(abi.HookServers) {
@@ -126,6 +133,7 @@ func (e *Engine) Servers(ctx context.Context, in *abi.ServersInput) []ServerVerd
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
+	var subBuf []byte
 	sub := abi.ServersInput{Thread: in.Thread, Environments: in.Environments, HasRequirements: in.HasRequirements, Requirements: in.Requirements}
 	for _, id := range ids {
 		p := set.plugins[id]
@@ -136,8 +144,8 @@ func (e *Engine) Servers(ctx context.Context, in *abi.ServersInput) []ServerVerd
 		for _, i := range byPlugin[id] {
 			sub.Servers = append(sub.Servers, in.Servers[i])
 		}
-		b := sub.AppendTo(nil)
-		e.runServers(ctx, p, "plugin:"+id, &in.Thread, b, digest(b), verdicts, index, byPlugin[id])
+		subBuf = sub.AppendTo(subBuf[:0])
+		e.runServers(ctx, p, "plugin:"+id, &in.Thread, subBuf, e.digest(subBuf), verdicts, index, byPlugin[id])
 	}
 	return verdicts
 }
@@ -175,7 +183,9 @@ func (e *Engine) runServers(ctx context.Context, p Policy, by string, t *abi.Thr
 				tighten(&verdicts[i], abi.ServerDisable, err.Error(), by)
 			}
 		}
-		e.logDecision(abi.HookServers, t.ID, p.ID(), hexDigest(p), inputDigest, start, nil, err, nil)
+		if e.log != nil {
+			e.logDecision(abi.HookServers, t.ID, p.ID(), hexDigest(p), inputDigest, start, nil, err, nil)
+		}
 		return
 	}
 	var ignored []string
@@ -197,7 +207,9 @@ func (e *Engine) runServers(ctx context.Context, p Policy, by string, t *abi.Thr
 			}
 		}
 	}
-	e.logDecision(abi.HookServers, t.ID, p.ID(), hexDigest(p), inputDigest, start, decisionEntries(out.Decisions), nil, ignored)
+	if e.log != nil {
+		e.logDecision(abi.HookServers, t.ID, p.ID(), hexDigest(p), inputDigest, start, decisionEntries(out.Decisions), nil, ignored)
+	}
 }
 
 // tighten applies a decision if it is strictly more restrictive than the verdict so far.
@@ -253,8 +265,10 @@ func (e *Engine) Credentials(ctx context.Context, in *abi.CredentialsInput) []Cr
 		verdicts[i] = CredentialVerdict{Index: i, Action: a, Reason: why, DecidedBy: BaselineID}
 	}
 	buf := in.AppendTo(nil)
-	inputDigest := digest(buf)
-	e.logDecision(abi.HookCredentials, in.Thread.ID, BaselineID, "builtin", inputDigest, start, credentialEntries(verdicts), nil, nil)
+	inputDigest := e.digest(buf)
+	if e.log != nil {
+		e.logDecision(abi.HookCredentials, in.Thread.ID, BaselineID, "builtin", inputDigest, start, credentialEntries(verdicts), nil, nil)
+	}
 	policies := append([]Policy(nil), set.operator...)
 	if p := set.plugins[s.PluginID]; s.PluginID != "" && p != nil {
 		policies = append(policies, p)
@@ -282,7 +296,9 @@ func (e *Engine) Credentials(ctx context.Context, in *abi.CredentialsInput) []Cr
 			for i := range verdicts {
 				tightenCred(&verdicts[i], abi.CredentialDeny, err.Error(), by)
 			}
-			e.logDecision(abi.HookCredentials, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, nil, err, nil)
+			if e.log != nil {
+				e.logDecision(abi.HookCredentials, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, nil, err, nil)
+			}
 			continue
 		}
 		for _, d := range out.Decisions {
@@ -290,7 +306,9 @@ func (e *Engine) Credentials(ctx context.Context, in *abi.CredentialsInput) []Cr
 				tightenCred(&verdicts[d.Index], d.Action, d.Reason, by)
 			}
 		}
-		e.logDecision(abi.HookCredentials, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, credentialDecisionEntries(out.Decisions), nil, nil)
+		if e.log != nil {
+			e.logDecision(abi.HookCredentials, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, credentialDecisionEntries(out.Decisions), nil, nil)
+		}
 	}
 	return verdicts
 }
@@ -343,13 +361,17 @@ func (e *Engine) ToolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilt
 	v := ToolCallVerdict{Arguments: json.RawMessage(in.Arguments)}
 	cur := *in
 	buf := cur.AppendTo(nil)
-	inputDigest := digest(buf)
+	inputDigest := e.digest(buf)
 	if ok, why := toolAllowed(f, in.Tool); !ok {
 		v.Action, v.Reason, v.DecidedBy = abi.ToolCallDeny, why, BaselineID
-		e.logDecision(abi.HookToolCall, in.Thread.ID, BaselineID, "builtin", inputDigest, start, toolCallEntries(&v), nil, nil)
+		if e.log != nil {
+			e.logDecision(abi.HookToolCall, in.Thread.ID, BaselineID, "builtin", inputDigest, start, toolCallEntries(&v), nil, nil)
+		}
 		return v
 	}
-	e.logDecision(abi.HookToolCall, in.Thread.ID, BaselineID, "builtin", inputDigest, start, toolCallEntries(&v), nil, nil)
+	if e.log != nil {
+		e.logDecision(abi.HookToolCall, in.Thread.ID, BaselineID, "builtin", inputDigest, start, toolCallEntries(&v), nil, nil)
+	}
 	policies := append([]Policy(nil), set.operator...)
 	if p := set.plugins[in.PluginID]; in.PluginID != "" && p != nil {
 		policies = append(policies, p)
@@ -378,7 +400,9 @@ func (e *Engine) ToolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilt
 		}
 		if err != nil {
 			v.Action, v.Reason, v.DecidedBy = abi.ToolCallDeny, err.Error(), by
-			e.logDecision(abi.HookToolCall, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, toolCallEntries(&v), err, nil)
+			if e.log != nil {
+				e.logDecision(abi.HookToolCall, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, toolCallEntries(&v), err, nil)
+			}
 			return v
 		}
 		if out.Action != abi.ToolCallAllow {
@@ -389,7 +413,9 @@ func (e *Engine) ToolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilt
 			if v.Reason == "" {
 				v.Reason = "denied by " + by
 			}
-			e.logDecision(abi.HookToolCall, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, toolCallEntries(&v), nil, nil)
+			if e.log != nil {
+				e.logDecision(abi.HookToolCall, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, toolCallEntries(&v), nil, nil)
+			}
 			return v
 		}
 		if out.Rewrite {
@@ -399,9 +425,11 @@ func (e *Engine) ToolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilt
 			v.DecidedBy = by
 			cur.Arguments = abi.RawJSON(v.Arguments)
 			buf = cur.AppendTo(nil)
-			inputDigest = digest(buf)
+			inputDigest = e.digest(buf)
 		}
-		e.logDecision(abi.HookToolCall, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, toolCallEntries(&v), nil, nil)
+		if e.log != nil {
+			e.logDecision(abi.HookToolCall, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, toolCallEntries(&v), nil, nil)
+		}
 	}
 	return v
 }
@@ -423,6 +451,14 @@ func isJSONObject(b []byte) bool {
 func hexDigest(p Policy) string {
 	d := p.Digest()
 	return hex.EncodeToString(d[:])
+}
+
+// digest is the decision log's input digest; "" when there is no log to write it to.
+func (e *Engine) digest(b []byte) string {
+	if e.log == nil {
+		return ""
+	}
+	return digest(b)
 }
 
 func digest(b []byte) string {

@@ -108,6 +108,7 @@ func appendOutcome(b []byte, entries []entry) []byte {
 
 // logDecision writes one decision-log line for a hook invocation by plugin (or the
 // baseline). ignored lists names a policy decided but does not govern.
+// Callers skip building entries when e.log is nil; the check here keeps a stray call cheap.
 func (e *Engine) logDecision(hook abi.Hook, thread, plugin, dgst, input string, start time.Time, entries []entry, err error, ignored []string) {
 	if e.log == nil {
 		return
