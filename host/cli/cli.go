@@ -50,6 +50,8 @@ type global struct {
 	logLevel string
 	io       IO
 	log      hclog.Logger
+	// logLevelSet reports whether --log-level was given (the demo quiets logs otherwise).
+	logLevelSet bool
 	// policyRT is created on first use by commands that load policy modules and closed
 	// when Main returns.
 	policyRT *policy.Runtime
@@ -91,6 +93,7 @@ func Main(ctx context.Context, args []string, io IO) int {
 		}
 		return ExitUsage
 	}
+	fs.Visit(func(f *flag.Flag) { g.logLevelSet = g.logLevelSet || f.Name == "log-level" })
 	if !logging.ValidLevel(g.logLevel) {
 		fmt.Fprintf(io.Stderr, "warden: unknown log level %q\n", g.logLevel)
 		return ExitUsage

@@ -1,11 +1,379 @@
 package cli
 
 import (
+	"bufio"
 	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/warden-mcp/warden/host"
+	"github.com/warden-mcp/warden/host/logging"
+	"github.com/warden-mcp/warden/host/roots"
+	"github.com/warden-mcp/warden/host/thread"
 )
 
+// The demo walks through the embedded default: the example plugins under examples/plugins,
+// the example MCP server (stdio and streamable HTTP, the latter behind a bearer token), and
+// a home written for the run. Everything runs locally; nothing is left behind.
 func runDemo(ctx context.Context, g *global, args []string) error {
-	fmt.Fprintln(g.io.Stderr, "warden demo: not implemented yet")
-	return errSilentFailure
+	fl := subFlags(g, "demo", "[--examples DIR] [--bin DIR] [--keep]")
+	examples := fl.String("examples", "", "the examples directory (default: ../examples beside the warden binary, else ./examples)")
+	binDir := fl.String("bin", "", "where warden-example-mcp is (default: beside the warden binary)")
+	keep := fl.Bool("keep", false, "keep the demo home (config.toml, decision log) instead of deleting it")
+	if _, err := parse(fl, args); err != nil {
+		return err
+	}
+	start := time.Now()
+	exe, _ := os.Executable()
+	if *examples == "" {
+		*examples = firstDir(filepath.Join(filepath.Dir(exe), "..", "examples"), "examples")
+	}
+	if *binDir == "" {
+		*binDir = filepath.Dir(exe)
+	}
+	pluginsDir, err := filepath.Abs(filepath.Join(*examples, "plugins"))
+	if err != nil {
+		return err
+	}
+	server := filepath.Join(*binDir, "warden-example-mcp")
+	if _, err := os.Stat(server); err != nil {
+		if server, err = exec.LookPath("warden-example-mcp"); err != nil {
+			return fmt.Errorf("the demo needs the example MCP server: run `make build` (or pass --bin DIR): %w", err)
+		}
+	}
+	// The example plugins declare the example server by its bare name, as a plugin author
+	// would; children of this process find it on PATH.
+	os.Setenv("PATH", filepath.Dir(server)+string(os.PathListSeparator)+os.Getenv("PATH"))
+
+	w := g.io.Stdout
+	fmt.Fprintln(w, "warden demo: the embedded default, end to end")
+	fmt.Fprintln(w)
+
+	// 1. The plugins, as `warden plugins list` shows them.
+	set := roots.Scan([]string{pluginsDir}, roots.Options{})
+	section(w, "Plugins in "+pluginsDir)
+	var views []pluginView
+	for _, r := range set.Roots() {
+		views = append(views, viewRoot(ctx, g, r))
+	}
+	printPluginTable(w, views)
+	for _, v := range views {
+		if v.Status != string(roots.StatusOK) {
+			return fmt.Errorf("example plugin %s is not ok (%s): run `make build` to build its policy", v.ID, v.Error)
+		}
+	}
+
+	// 2. A home for this run: two host-config servers (stdio, and HTTP behind a bearer
+	// token the host resolves from its environment) and the example plugins dir.
+	home, err := os.MkdirTemp("", "warden-demo-")
+	if err != nil {
+		return err
+	}
+	if !*keep {
+		defer os.RemoveAll(home)
+	}
+	token := randomHex(16)
+	httpServer, err := startExampleHTTP(ctx, server, token)
+	if err != nil {
+		return err
+	}
+	defer httpServer.stop()
+	decisions := filepath.Join(home, "decisions.jsonl")
+	cfg := fmt.Sprintf(`# Written by warden demo.
+[plugins]
+dirs = [%q]
+
+[decision_log]
+path = %q
+
+[mcp_servers.docs]                 # stdio, on the host
+command = %q
+args = ["--name", "docs", "--tools", "echo,add,env"]
+env = { MODE = "demo" }
+
+[mcp_servers.web]                  # streamable HTTP behind a bearer token
+url = %q
+bearer_token_env_var = "WARDEN_DEMO_TOKEN"
+enabled_tools = ["echo", "header_digest"]
+`, pluginsDir, decisions, server, httpServer.url)
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(cfg), 0o600); err != nil {
+		return err
+	}
+	section(w, "Home "+home)
+	fmt.Fprintln(w, indent(cfg))
+
+	logger := g.log
+	if !g.logLevelSet {
+		// The demo's output is the story; logs only interrupt it unless asked for.
+		logger = logging.New(logging.Options{JSON: g.logJSON, Level: "warn", Output: g.io.Stderr})
+	}
+	h, err := host.New(ctx, host.Options{
+		Home:           home,
+		Logger:         logger.Named("host"),
+		PolicyCacheDir: policyCacheDir(),
+		LookupEnv: func(name string) (string, bool) {
+			if name == "WARDEN_DEMO_TOKEN" {
+				return token, true
+			}
+			return os.LookupEnv(name)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	mgr := h.Threads()
+
+	// 3. Two threads: one selects two plugins, the other is a reviewer selecting a third.
+	type threadSpec struct {
+		title string
+		p     thread.StartParams
+	}
+	specs := []threadSpec{
+		{"interactive thread selecting allow-hosts@1 and block-tool@1", thread.StartParams{
+			Kind: thread.KindInteractive,
+			SelectedRoots: []thread.SelectedRoot{
+				{ID: "allow-hosts@1"}, {ID: "block-tool@1"},
+			}}},
+		{"reviewer thread selecting reviewer-no-stdio@1", thread.StartParams{
+			Kind:          thread.KindReviewer,
+			SelectedRoots: []thread.SelectedRoot{{ID: "reviewer-no-stdio@1"}},
+		}},
+	}
+	var threads []*thread.Thread
+	for i, s := range specs {
+		t, err := mgr.Start(ctx, s.p)
+		if err != nil {
+			return fmt.Errorf("starting the %s: %w", s.title, err)
+		}
+		threads = append(threads, t)
+		statuses, err := t.Status(ctx, "", true)
+		if err != nil {
+			return err
+		}
+		section(w, fmt.Sprintf("Thread %d (%s): %s", i+1, t.ID(), s.title))
+		printStatuses(w, statuses)
+	}
+	fmt.Fprintln(w, "  Thread 2 sees none of thread 1's plugin servers (plugin isolation); its")
+	fmt.Fprintln(w, "  reviewer policy hid the stdio server `notes`, so it is not listed at all.")
+	fmt.Fprintln(w)
+
+	// 4. Tool calls through the host, each through the tool_call hook.
+	section(w, "Tool calls in thread 1")
+	calls := []struct{ server, tool, args string }{
+		{"docs", "echo", `{"text":"hello from the demo"}`},
+		{"web", "header_digest", `{"name":"Authorization"}`},
+		{"local-echo", "echo", `{"text":"a plugin's own server"}`},
+		{"docs", "env", `{"name":"HOME"}`},
+		{"docs", "env", `{"name":"WARDEN_DEMO_TOKEN"}`},
+		{"toolbox", "fail", `{"message":"should not run"}`},
+		{"rogue", "echo", `{}`},
+	}
+	for _, c := range calls {
+		res, err := threads[0].CallTool(ctx, c.server, c.tool, json.RawMessage(c.args), "warden-demo")
+		fmt.Fprintf(w, "  %s__%s %s\n    -> %s\n", c.server, c.tool, c.args, describeResult(res, err))
+		if c.tool == "header_digest" && res != nil {
+			sum := sha256.Sum256([]byte("Bearer " + token))
+			fmt.Fprintf(w, "    (the host resolved $WARDEN_DEMO_TOKEN and sent it; digest matches the token: %v)\n",
+				strings.Contains(describeResult(res, err), hex.EncodeToString(sum[:])))
+		}
+	}
+	fmt.Fprintln(w)
+
+	// 5. The decision log: every policy decision, with reasons and latency.
+	section(w, "Decision log ("+decisions+")")
+	if err := printDecisions(w, decisions); err != nil {
+		return err
+	}
+	for _, t := range threads {
+		t.Close()
+	}
+	fmt.Fprintf(w, "demo finished in %s\n", time.Since(start).Round(10*time.Millisecond))
+	return nil
+}
+
+func section(w io.Writer, title string) {
+	fmt.Fprintf(w, "== %s\n", title)
+}
+
+func indent(s string) string {
+	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ")
+}
+
+func firstDir(cands ...string) string {
+	for _, c := range cands {
+		if st, err := os.Stat(c); err == nil && st.IsDir() {
+			return c
+		}
+	}
+	return cands[len(cands)-1]
+}
+
+func policyCacheDir() string {
+	if dir, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(dir, "warden", "wazero")
+	}
+	return "-"
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func printStatuses(w io.Writer, statuses []thread.ServerStatus) {
+	sort.Slice(statuses, func(i, j int) bool { return statuses[i].Name < statuses[j].Name })
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  SERVER\tOWNER\tSTATUS\tTOOLS / REASON")
+	for _, s := range statuses {
+		owner := s.PluginID
+		if owner == "" {
+			owner = "host-config"
+		}
+		detail := s.ToolsError
+		if s.Status == thread.StateReady {
+			var names []string
+			for _, t := range s.Tools {
+				names = append(names, t.Name)
+			}
+			detail = strings.Join(names, ", ")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.Name, owner, s.Status, detail)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+func describeResult(res *mcp.CallToolResult, err error) string {
+	var denied *thread.ToolCallDeniedError
+	var unavailable *thread.ToolUnavailableError
+	switch {
+	case errors.As(err, &denied):
+		return "denied by policy: " + err.Error()
+	case errors.As(err, &unavailable):
+		return "refused: " + err.Error()
+	case err != nil:
+		return "error: " + err.Error()
+	}
+	var parts []string
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	out := strings.Join(parts, " ")
+	if res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		out += "  structured: " + string(b)
+	}
+	if res.IsError {
+		return "tool error: " + out
+	}
+	return out
+}
+
+func printDecisions(w io.Writer, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  THREAD\tPOLICY\tHOOK\tLATENCY\tNOT EXPOSED / DENIED")
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	lines := 0
+	for sc.Scan() {
+		var d struct {
+			Thread    string            `json:"thread"`
+			Plugin    string            `json:"plugin"`
+			Hook      string            `json:"hook"`
+			Outcome   map[string]string `json:"outcome"`
+			Reasons   map[string]string `json:"reasons"`
+			Error     string            `json:"error"`
+			LatencyUS float64           `json:"latency_us"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			return fmt.Errorf("decision log line %d: %w", lines+1, err)
+		}
+		lines++
+		var notable []string
+		for name, action := range d.Outcome {
+			if action != "expose" && action != "allow" && action != "local" && action != "unspecified" {
+				notable = append(notable, fmt.Sprintf("%s=%s (%s)", name, action, d.Reasons[name]))
+			}
+		}
+		sort.Strings(notable)
+		if d.Error != "" {
+			notable = append(notable, "error: "+d.Error)
+		}
+		summary := strings.Join(notable, "; ")
+		if summary == "" {
+			summary = "-"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%.0fµs\t%s\n", shortID(d.Thread), d.Plugin, d.Hook, d.LatencyUS, summary)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "  (%d decisions)\n\n", lines)
+	return sc.Err()
+}
+
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12] + "…"
+	}
+	return id
+}
+
+// exampleHTTP is the example MCP server serving streamable HTTP on loopback.
+type exampleHTTP struct {
+	cmd *exec.Cmd
+	url string
+}
+
+func startExampleHTTP(ctx context.Context, bin, token string) (*exampleHTTP, error) {
+	cmd := exec.CommandContext(ctx, bin, "--http", "127.0.0.1:0", "--name", "web", "--require-bearer-env", "EXAMPLE_TOKEN")
+	cmd.Env = append(os.Environ(), "EXAMPLE_TOKEN="+token)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the example HTTP server: %w", err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("the example HTTP server did not report its URL: %w", err)
+	}
+	url := strings.TrimSpace(strings.TrimPrefix(line, "listening "))
+	return &exampleHTTP{cmd: cmd, url: url}, nil
+}
+
+func (e *exampleHTTP) stop() {
+	_ = e.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = e.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Second):
+		_ = e.cmd.Process.Kill()
+		<-done
+	}
 }
