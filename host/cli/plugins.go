@@ -64,17 +64,17 @@ func pluginDirs(g *global, flagDirs []string) ([]string, error) {
 
 // pluginView is the JSON shape of one root in `plugins list --json` and `plugins inspect`.
 type pluginView struct {
-	ID           string         `json:"id"`
-	Name         string         `json:"name"`
-	Version      string         `json:"version,omitempty"`
-	Description  string         `json:"description,omitempty"`
-	Dir          string         `json:"dir"`
-	Manifest     string         `json:"manifest,omitempty"`
-	Status       string         `json:"status"`
-	Error        string         `json:"error,omitempty"`
-	ServerErrors []string       `json:"serverErrors,omitempty"`
-	Servers      []serverView   `json:"servers"`
-	Policy       *policyView    `json:"policy"`
+	ID           string       `json:"id"`
+	Name         string       `json:"name"`
+	Version      string       `json:"version,omitempty"`
+	Description  string       `json:"description,omitempty"`
+	Dir          string       `json:"dir"`
+	Manifest     string       `json:"manifest,omitempty"`
+	Status       string       `json:"status"`
+	Error        string       `json:"error,omitempty"`
+	ServerErrors []string     `json:"serverErrors,omitempty"`
+	Servers      []serverView `json:"servers"`
+	Policy       *policyView  `json:"policy"`
 }
 
 type policyView struct {
