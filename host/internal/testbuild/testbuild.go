@@ -19,7 +19,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -133,17 +132,11 @@ func buildGo(abs string) ([]byte, error) {
 	return os.ReadFile(out)
 }
 
-// goTool finds the go command: PATH first, then the toolchain that built the
-// test binary.
+// goTool finds the go command on PATH (go test puts the toolchain that runs the tests
+// first on PATH).
 func goTool() (string, error) {
 	if p, err := exec.LookPath("go"); err == nil {
 		return p, nil
-	}
-	if root := runtime.GOROOT(); root != "" { //nolint:staticcheck // fallback only
-		p := filepath.Join(root, "bin", "go")
-		if _, err := os.Stat(p); err == nil {
-			return p, nil
-		}
 	}
 	return "", fmt.Errorf("go command not found in PATH")
 }
