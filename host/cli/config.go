@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/warden-mcp/warden/host/config"
 	"github.com/warden-mcp/warden/host/roots"
@@ -39,6 +40,15 @@ func runConfig(ctx context.Context, g *global, args []string) error {
 	}
 	fmt.Fprintf(w, "home %s: %d MCP servers, %d plugin dirs, %d operator policies\n",
 		g.home, len(h.Config.Servers), len(h.Config.Plugins.Dirs), len(h.Config.Policies))
+	for _, pol := range h.Config.Policies {
+		hooks, err := inspectPolicy(ctx, g, "operator policy "+pol.Path, pol.Path, pol.SHA256)
+		if err != nil {
+			fmt.Fprintf(w, "error: %s: [[policies]] %s: %v\n", pol.Pos, pol.Path, err)
+			problems++
+			continue
+		}
+		fmt.Fprintf(w, "operator policy %s: ok (hooks: %s)\n", pol.Path, strings.Join(hooks, ","))
+	}
 	if *withPlugins && len(h.Config.Plugins.Dirs) > 0 {
 		set := roots.Scan(h.Config.Plugins.Dirs, roots.Options{})
 		for _, p := range set.Problems() {
