@@ -22,11 +22,12 @@ import (
 //	                                a value)
 //	-32603  CodeInternalError       any other failure; the message is the error text     —
 //	-32001  CodeThreadNotFound      no thread with that id                               {threadId}
-//	-32002  CodeServerNotAvailable  the thread has no such server, or it is hidden,      {threadId, server}
-//	                                disabled, failed or not reachable now
-//	-32003  CodeToolDenied          policy (tool_call hook, or the server's tool         {threadId, server, tool}
-//	                                allow/deny list) denied the call; the message holds
-//	                                the policy's reason
+//	-32002  CodeServerNotAvailable  the thread has no such server or tool: it is hidden, {threadId, server}
+//	                                disabled, failed, not reachable now, or the tool is
+//	                                filtered out by the server's tool allow/deny lists
+//	                                (Codex: "MCP tool `server/tool` is not available")
+//	-32003  CodeToolDenied          a tool_call policy denied the call; the message     {threadId, server, tool}
+//	                                holds the policy's reason
 //	-32004  CodeToolCallFailed      the MCP server failed the call at the protocol level {threadId, server, tool}
 //	                                (timeout, connection lost, JSON-RPC error); a tool
 //	                                that ran and failed returns a result with isError
