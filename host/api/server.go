@@ -113,6 +113,15 @@ func New(b Backend, o Options) *Server {
 	return s
 }
 
+type clientKey struct{}
+
+// Client returns the clientInfo the connection's initialize request gave, for the requests
+// of that connection (the Backend may name the caller to policies with it).
+func Client(ctx context.Context) (protocol.ClientInfo, bool) {
+	c, ok := ctx.Value(clientKey{}).(protocol.ClientInfo)
+	return c, ok && c.Name != ""
+}
+
 // ServeConn serves one connection until the peer ends it, a transport error occurs, or
 // ctx is done. The end of the connection (EOF on stdio input included) cancels the
 // context of every request still in flight; their responses are not written, and
@@ -214,6 +223,9 @@ type conn struct {
 	initialized  atomic.Bool
 	optOut       map[string]bool
 	unsubscribe  func()
+	// client is the initialize request's clientInfo; set before initialized is stored, so
+	// every later request sees it.
+	client protocol.ClientInfo
 	notes        chan []byte
 	notesStarted atomic.Bool
 }
@@ -343,7 +355,7 @@ func (cn *conn) dispatch(req *protocol.Request, reply func(*protocol.Response), 
 // run calls the Backend for req and logs the outcome.
 func (cn *conn) run(req *protocol.Request) *protocol.Response {
 	start := time.Now()
-	ctx, cancel := context.WithCancel(cn.ctx)
+	ctx, cancel := context.WithCancel(context.WithValue(cn.ctx, clientKey{}, cn.client))
 	defer cancel()
 	result, perr := cn.call(ctx, req)
 	var code int64
@@ -427,6 +439,7 @@ func (cn *conn) initialize(ctx context.Context, raw json.RawMessage) (json.RawMe
 		}
 	}
 	cn.unsubscribe = cn.s.b.Subscribe(cn.notify)
+	cn.client = p.ClientInfo
 	cn.initialized.Store(true)
 	cn.s.log.Debug("connection initialized", "client", logString(p.ClientInfo.Name),
 		"client_version", logString(p.ClientInfo.Version))
