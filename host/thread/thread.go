@@ -451,12 +451,14 @@ func (t *Thread) waitRequired(ctx context.Context) error {
 // setPending queues a refresh.
 func (t *Thread) setPending(p *plan) {
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	if t.closed {
+		t.mu.Unlock()
 		return
 	}
 	t.pending = p
 	t.latest = p
+	t.mu.Unlock()
+	t.m.emit(&RefreshQueued{ThreadID: t.id})
 }
 
 // applyPending applies a queued refresh, if any.

@@ -169,8 +169,8 @@ type PolicyLoader interface {
 	Load(ctx context.Context, cfg *config.Config, rs []*roots.Root) Policies
 }
 
-// Event is a notification from the Manager: *StartupStatus or *ToolsChanged. Events are
-// immutable values.
+// Event is a notification from the Manager: *StartupStatus, *ToolsChanged or
+// *RefreshQueued. Events are immutable values.
 type Event interface{ event() }
 
 // StartupStatus reports a server's new startup state in a thread (the
@@ -190,8 +190,17 @@ type ToolsChanged struct {
 	Server   string
 }
 
+// RefreshQueued reports that a refresh (a reload, or a change to the thread's plugins) is
+// queued for a thread. The thread applies it lazily, before its next status read or tool
+// call; a holder of the thread that wants it applied now (the MCP front door, to update its
+// tool list) reads the thread's status.
+type RefreshQueued struct {
+	ThreadID string
+}
+
 func (*StartupStatus) event() {}
 func (*ToolsChanged) event()  {}
+func (*RefreshQueued) event() {}
 
 // ReloadResult is the outcome of Manager.Reload.
 type ReloadResult struct {
