@@ -66,6 +66,8 @@ type command struct {
 
 func commands() []command {
 	return []command{
+		{"serve", "serve the host API (stdio or WebSocket) and, with --mcp-listen, the MCP front door", runServe},
+		{"mcp", "serve one thread as an MCP server over stdio (for Claude Desktop, Codex, ...)", runMCP},
 		{"plugins", "list and inspect capability roots (plugins list|inspect ID)", runPlugins},
 		{"config", "validate a warden home (config check)", runConfig},
 		{"policy", "evaluate and test policy plugins (policy eval|test)", runPolicy},
