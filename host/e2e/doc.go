@@ -1,0 +1,22 @@
+// Package e2e holds warden's end-to-end tests and benchmarks; it has no code of its own.
+//
+// They drive a real Host through its public surfaces — the JSON-RPC host API (package api)
+// and the MCP front door (package frontdoor, `warden mcp`, `warden serve --mcp-listen`) —
+// against real MCP servers: the example server built from examples/mcpserver and the
+// reference server-everything from npm. One test uses an MCP client warden did not write,
+// the official TypeScript SDK's, as a Node.js script (testdata/client.mjs).
+//
+// The npm packages are pinned and installed once per machine into a shared cache
+// (host/internal/npmtest). The tests that need Node.js skip only when `node` or `npm` is
+// not on PATH.
+//
+// The benchmarks measure each result against a baseline taken in the same run:
+//
+//   - BenchmarkToolCall: a tool call through the front door vs the same call straight to the
+//     server, over loopback streamable HTTP, at concurrency 1 and 32 (x-direct-p50,
+//     x-direct-throughput);
+//   - BenchmarkThreads1000: 1,000 threads sharing one server — one MCP session at the
+//     server, and the resident memory they add (rss-MB).
+//
+// Run them with `go test -run '^$' -bench . ./host/e2e`.
+package e2e

@@ -1,0 +1,184 @@
+package e2e_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"go.uber.org/goleak"
+
+	"github.com/warden-mcp/warden/examples/mcpserver/mcpservertest"
+	"github.com/warden-mcp/warden/host"
+	"github.com/warden-mcp/warden/host/internal/npmtest"
+)
+
+// The npm packages the tests use, pinned (npm view <pkg> version). One cache directory holds
+// both.
+const (
+	everythingPkg     = "@modelcontextprotocol/server-everything"
+	everythingVersion = "2026.8.31"
+	tsSDKPkg          = "@modelcontextprotocol/sdk"
+	tsSDKVersion      = "1.32.2"
+)
+
+// exampleBin is the example MCP server, built once for the package.
+var exampleBin string
+
+// buildDir holds the binaries TestMain and wardenBin build.
+var buildDir string
+
+func TestMain(m *testing.M) {
+	var err error
+	buildDir, err = os.MkdirTemp("", "warden-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	exampleBin, err = mcpservertest.BuildTo(buildDir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(buildDir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+var warden struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// wardenBin builds ./cmd/warden once per test process and returns the binary.
+func wardenBin(t testing.TB) string {
+	t.Helper()
+	warden.once.Do(func() {
+		out := filepath.Join(buildDir, "warden")
+		cmd := exec.Command("go", "build", "-o", out, "github.com/warden-mcp/warden/cmd/warden")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			warden.err = fmt.Errorf("go build ./cmd/warden: %w\n%s", err, stderr.String())
+			return
+		}
+		warden.bin = out
+	})
+	if warden.err != nil {
+		t.Fatal(warden.err)
+	}
+	return warden.bin
+}
+
+// npmPackages installs the pinned npm packages (shared cache) and returns their prefix
+// directory; it skips the test when node or npm is not on PATH.
+func npmPackages(t testing.TB) string {
+	t.Helper()
+	return npmtest.Install(t, everythingPkg+"@"+everythingVersion, tsSDKPkg+"@"+tsSDKVersion)
+}
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testCtx is bounded well within the test timeout (a failure bound, never a measurement).
+func testCtx(t testing.TB) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return c
+}
+
+// newHome writes config.toml into a fresh warden home and returns the home.
+func newHome(t testing.TB, configTOML string) string {
+	t.Helper()
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(configTOML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+// serverTOML renders a [mcp_servers.NAME] table for a stdio server.
+func serverTOML(name, command string, args []string, extra string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = strconv.Quote(a)
+	}
+	return fmt.Sprintf("[mcp_servers.%s]\ncommand = %s\nargs = [%s]\n%s\n", name, strconv.Quote(command), strings.Join(q, ", "), extra)
+}
+
+// newHost starts a Host over home and closes it at cleanup; its logs are shown if the test
+// fails.
+func newHost(t testing.TB, home string) *host.Host {
+	t.Helper()
+	logs := &syncBuffer{}
+	h, err := host.New(testCtx(t), host.Options{
+		Home:           home,
+		Logger:         hclog.New(&hclog.LoggerOptions{Name: "host", Level: logLevel(t), Output: logs}),
+		PolicyCacheDir: "-",
+	})
+	if err != nil {
+		t.Fatalf("host.New: %v\n%s", err, logs.String())
+	}
+	if err := h.ConfigErrors(); err != nil {
+		t.Fatalf("config errors: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := h.Close(); err != nil {
+			t.Errorf("host.Close: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("host log:\n%s", logs.String())
+		}
+	})
+	return h
+}
+
+// logLevel is Debug for tests (their logs are shown when they fail) and Warn for benchmarks,
+// whose measurements should not include formatting debug lines.
+func logLevel(tb testing.TB) hclog.Level {
+	if _, ok := tb.(*testing.B); ok {
+		return hclog.Warn
+	}
+	return hclog.Debug
+}
+
+// mustJSON marshals v.
+func mustJSON(t testing.TB, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
