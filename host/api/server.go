@@ -220,12 +220,12 @@ type conn struct {
 
 	// Set once by the initialize request, on ServeConn's dispatch goroutine, before
 	// initialized is stored.
-	initialized  atomic.Bool
-	optOut       map[string]bool
-	unsubscribe  func()
+	initialized atomic.Bool
+	optOut      map[string]bool
+	unsubscribe func()
 	// client is the initialize request's clientInfo; set before initialized is stored, so
 	// every later request sees it.
-	client protocol.ClientInfo
+	client       protocol.ClientInfo
 	notes        chan []byte
 	notesStarted atomic.Bool
 }
