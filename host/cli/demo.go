@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -21,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/warden-mcp/warden/host"
+	"github.com/warden-mcp/warden/host/frontdoor"
 	"github.com/warden-mcp/warden/host/logging"
 	"github.com/warden-mcp/warden/host/roots"
 	"github.com/warden-mcp/warden/host/thread"
@@ -155,6 +157,7 @@ enabled_tools = ["echo", "header_digest"]
 		}},
 	}
 	var threads []*thread.Thread
+	var checks demoChecks
 	for i, s := range specs {
 		t, err := mgr.Start(ctx, s.p)
 		if err != nil {
@@ -167,6 +170,15 @@ enabled_tools = ["echo", "header_digest"]
 		}
 		section(w, fmt.Sprintf("Thread %d (%s): %s", i+1, t.ID(), s.title))
 		printStatuses(w, statuses)
+		if i == 0 {
+			checks.status(statuses, "local-echo", thread.StateReady, "")
+			checks.status(statuses, "toolbox", thread.StateReady, "")
+			checks.status(statuses, "rogue", thread.StateDisabled, "host mcp.evil.test is not in the allow list")
+			checks.status(statuses, "web", thread.StateReady, "")
+		} else {
+			checks.absent(statuses, "notes", "the reviewer policy hides it")
+			checks.absent(statuses, "local-echo", "thread 2 did not select allow-hosts@1")
+		}
 	}
 	fmt.Fprintln(w, "  Thread 2 sees none of thread 1's plugin servers (plugin isolation); its")
 	fmt.Fprintln(w, "  reviewer policy hid the stdio server `notes`, so it is not listed at all.")
@@ -194,7 +206,12 @@ enabled_tools = ["echo", "header_digest"]
 	}
 	fmt.Fprintln(w)
 
-	// 5. The decision log: every policy decision, with reasons and latency.
+	// 5. The same thread through the MCP front door, as any MCP client sees it.
+	if err := demoFrontDoor(ctx, w, h, threads[0], &checks); err != nil {
+		return fmt.Errorf("front door: %w", err)
+	}
+
+	// 6. The decision log: every policy decision, with reasons and latency.
 	section(w, "Decision log ("+decisions+")")
 	if err := printDecisions(w, decisions); err != nil {
 		return err
@@ -202,8 +219,39 @@ enabled_tools = ["echo", "header_digest"]
 	for _, t := range threads {
 		t.Close()
 	}
-	fmt.Fprintf(w, "demo finished in %s\n", time.Since(start).Round(10*time.Millisecond))
+	if len(checks) > 0 {
+		for _, c := range checks {
+			fmt.Fprintln(w, "demo check failed:", c)
+		}
+		return fmt.Errorf("%d demo checks failed (stale example policies? run `make build`)", len(checks))
+	}
+	fmt.Fprintf(w, "demo finished in %s; every check of the walk-through held\n", time.Since(start).Round(10*time.Millisecond))
 	return nil
+}
+
+// demoChecks collects what the walk-through shows but did not happen, so `make demo`
+// never reports a success it did not see.
+type demoChecks []string
+
+func (c *demoChecks) status(statuses []thread.ServerStatus, name string, want thread.StartupState, reason string) {
+	for _, s := range statuses {
+		if s.Name != name {
+			continue
+		}
+		if s.Status != want || !strings.Contains(s.ToolsError, reason) {
+			*c = append(*c, fmt.Sprintf("server %s is %s (%s), want %s %s", name, s.Status, s.ToolsError, want, reason))
+		}
+		return
+	}
+	*c = append(*c, fmt.Sprintf("server %s is not listed", name))
+}
+
+func (c *demoChecks) absent(statuses []thread.ServerStatus, name, why string) {
+	for _, s := range statuses {
+		if s.Name == name {
+			*c = append(*c, fmt.Sprintf("server %s is listed (%s), but %s", name, s.Status, why))
+		}
+	}
 }
 
 func section(w io.Writer, title string) {
@@ -376,4 +424,57 @@ func (e *exampleHTTP) stop() {
 		_ = e.cmd.Process.Kill()
 		<-done
 	}
+}
+
+// demoFrontDoor serves thread th over streamable HTTP on loopback and uses it with the
+// go-sdk MCP client: the tool list is exactly what policy exposes, names are server__tool.
+func demoFrontDoor(ctx context.Context, w io.Writer, h *host.Host, th *thread.Thread, checks *demoChecks) error {
+	fd := frontdoor.New(h.Threads(), frontdoor.Options{Version: Version})
+	defer fd.Close()
+	ln, err := fd.Listen("127.0.0.1:0", "")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- ln.Serve(ctx) }()
+	defer func() { cancel(); <-served }()
+
+	url := ln.ThreadURL(th.ID())
+	section(w, "Thread 1 through the MCP front door: "+url)
+	client := mcp.NewClient(&mcp.Implementation{Name: "warden-demo", Version: Version}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, t := range tools.Tools {
+		names = append(names, t.Name)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(w, "  tools/list (%d): %s\n", len(names), strings.Join(names, ", "))
+	for _, want := range []string{"docs__echo", "local-echo__echo", "toolbox__echo"} {
+		if !slices.Contains(names, want) {
+			*checks = append(*checks, "front door tools/list lacks "+want)
+		}
+	}
+	if slices.Contains(names, "toolbox__fail") {
+		*checks = append(*checks, "front door lists toolbox__fail, which block-tool@1 denies")
+	}
+	for _, c := range []struct{ name, args string }{
+		{"docs__add", `{"a":2,"b":40}`},
+		{"toolbox__fail", `{"message":"x"}`},
+	} {
+		var args map[string]any
+		_ = json.Unmarshal([]byte(c.args), &args)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.name, Arguments: args})
+		fmt.Fprintf(w, "  tools/call %s %s\n    -> %s\n", c.name, c.args, describeResult(res, err))
+	}
+	fmt.Fprintln(w)
+	return nil
 }
