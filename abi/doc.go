@@ -1,97 +1,129 @@
 // Package abi defines version 1 of the binary interface between the warden
 // host and its WebAssembly policy plugins: export and import names, the hook
-// and action enums, the message types, and a hand-written, allocation-free
-// protobuf-wire encoder and decoder for them. docs/abi.md is the normative
+// and action enums, the message types, the "warden flat" layout of hook
+// inputs (writer, validating reader and zero-copy views) and a hand-written
+// protobuf-wire codec for hook outputs. docs/abi.md is the normative
 // description; this package is its Go implementation, used by the host
 // (natively) and by the sdk (inside the wasm guest). It imports only the
 // standard library.
 //
 // # Usage
 //
-// The host encodes an input into the guest's buffer and decodes the output:
+// The host builds an input from the Go structs, writes it into the guest's
+// buffer and decodes the output:
 //
-//	buf = in.AppendTo(buf[:0])          // in is an *abi.ServersInput
+//	buf = in.AppendTo(buf[:0])          // in is an *abi.ServersInput: flat layout
 //	// ... write buf into guest memory, call warden_servers ...
 //	var out abi.ServersOutput
 //	if err := out.Unmarshal(outBytes); err != nil {
 //		// malformed output: fail closed
 //	}
 //
-// A guest does the reverse, reusing its values across calls:
+// A guest reads the input in place through views, and appends its output:
 //
-//	var in abi.ServersInput  // kept between calls
-//	var out abi.ServersOutput
-//	var buf []byte
-//	if err := in.Unmarshal(input); err != nil { ... }
-//	out.Decisions = out.Decisions[:0]
-//	out.Decisions = append(out.Decisions, abi.ServerDecision{Name: "fs", Action: abi.ServerHide})
-//	buf = out.AppendTo(buf[:0])
+//	var f abi.Flat // kept between calls
+//	in, err := f.Servers(input)
+//	if err != nil { ... } // an *InputError: answer with an error output
+//	for i, servers := 0, in.Servers(); i < servers.Len(); i++ {
+//		s := servers.At(i)
+//		if in.Thread().Kind() == "reviewer" && s.IsStdio() { ... s.Name() ... }
+//	}
 //
-// # Zero-copy decoding
+// (The sdk does this for Go guests; handlers get the views.) The host side
+// also has Unmarshal for inputs, which checks the whole input and fills the
+// structs (tests, round trips, `warden policy eval`), and ValidateInput.
 //
-// Unmarshal does not copy: every string and []byte field of a decoded
-// message is a view into the buffer passed to Unmarshal (built with
-// unsafe.String). THE DECODED MESSAGE IS VALID ONLY WHILE THAT BUFFER IS
-// UNCHANGED. Overwrite the buffer (for example by writing the next input into
-// it) and the strings of the previous message change under you. Copy with
-// strings.Clone or bytes.Clone whatever must outlive the buffer.
+// # Inputs: the flat layout and views
 //
-// Unmarshal also reuses memory: repeated fields are truncated to length 0
-// and refilled, reusing their capacity and that of their elements' own
-// slices, so decoding into a warm value allocates nothing.
+// An input is a header (magic "WDNF", layout version, message kind, a table
+// of record strides), records of 8-byte slots and string bytes; every
+// integer is a little-endian u32 (docs/abi.md §6). A string slot is an
+// offset and a length, a list slot an offset and a count, so any field is
+// found by arithmetic: a view (ServersView, ServerView, ServerList, ...) is
+// a pointer to the parsed Flat and one to its record, and an accessor is a
+// few loads. Every accessor is small enough to inline (TestViewsInline
+// checks it for the wasm build) and has no loop.
+//
+// Flat.Servers (Credentials, ToolCall) checks the header and the root record
+// once per call, in straight-line code; an input that an older or newer host
+// wrote with different strides still reads correctly (an older host's, with
+// smaller records, is copied once into this version's layout: the views
+// then never check record sizes). After that each accessor checks the
+// reference it follows: a string or list outside the input makes it panic
+// with an *InputError, never read outside the input. The sdk recovers that
+// panic and answers with an error output (the host fails closed).
+//
+// Views do not copy: a string is an unsafe.String over the input buffer.
+// THE VIEWS AND THEIR STRINGS ARE VALID ONLY WHILE THAT BUFFER IS
+// UNCHANGED (in a guest: during the hook call). Copy with strings.Clone
+// whatever must outlive it. Unmarshal's strings are views into its buffer
+// too.
+//
+// Besides the transport string, a Server record has the transport as an
+// enum in its flags slot (ServerView.IsStdio, IsHTTP, TransportKind) and
+// the URL's host, computed by the host with URLHost (ServerView.URLHost),
+// so that the common policy checks cost no string scanning in the guest.
+//
+// # Outputs
+//
+// Outputs are small and written once, so they stay in the protobuf wire
+// format (docs/abi.md §7): AppendTo encodes (omitting zero values) and
+// Unmarshal decodes, checking enums and structure. Malformed outputs return
+// a *DecodeError wrapping one of the Err* sentinels; unknown fields of wire
+// types 0, 1, 2 and 5 are skipped.
 //
 // # Cost model
 //
 // The performance target is the wasm guest, run by wazero with interrupt
-// checks on (WithCloseOnContextDone). Three facts shape the code:
+// checks on (WithCloseOnContextDone). These facts, measured with wazero
+// v1.12 and Go 1.26 (docs/RATIONALE.md has the numbers), shape the code of
+// this package and the sdk:
 //
-//   - wazero (v1.12) puts its interrupt check at every wasm loop header, and
-//     the check is a call out to the host: about 25 ns on the development
-//     machine, ten times the cost of a loop iteration without it.
+//   - wazero puts its interrupt check at every wasm loop header, and the
+//     check is an indirect call into a Go trampoline: about 25 ns on the
+//     development machine.
 //   - The Go wasm backend compiles each function that has any branch into a
-//     loop around a br_table, and every jump to a basic block that is not
-//     the next one in layout is a branch back to that loop header. So every
-//     taken branch, every loop iteration and every call of a function with
-//     branches costs one interrupt check. (A call to a branch-free leaf
-//     function and a branch that falls through cost none.)
-//   - Block layout is decided by the compiler: inlined code that rejoins
-//     after an if/else costs a jump on one side; a one-sided "if" whose body
-//     calls a function is laid out of line, so skipping it is free.
+//     loop around a br_table, and every jump to a block that is not the next
+//     one in layout goes back to that loop header. So every call of a
+//     function with branches, every taken branch and every loop iteration
+//     costs one check. A branch that falls through costs none, nor does a
+//     branch-free leaf function.
+//   - Block layout is the compiler's: it prefers a successor that calls a
+//     function to one that returns, so in "if bad { return slow() }; return
+//     fast" the fast path is the jump. The fast path goes in the then-branch
+//     ("if ok { return fast }; return slow()"), or the slow call in a
+//     one-sided if that rejoins plain code.
+//   - A select between strings or slices, and the builtins min and max,
+//     compile to branches on wasm: branch-free code uses arithmetic on
+//     integers and lookups instead.
+//   - Zeroing a local array is a memory.fill, which wazero runs as a loop of
+//     memmove calls; copying []string is a call to typedslicecopy (a loop).
+//   - A non-inlined call costs about 50 ns (its check and the call itself).
+//     encoding/binary's little-endian reads cost too much of the inlining
+//     budget on wasm, so the views read with plain loads (load_wasm.go;
+//     load_other.go is the portable version).
 //
-// So in the guest the cost of decoding is roughly the number of taken
-// branches, loop iterations and calls, not the number of instructions. The
-// decoder avoids interfaces, reflection, maps and allocation; it inlines its
-// field reader (field); in wasm builds (fast_wasm.go) the reader and the
-// singular string and bool fields are branch-free (masks instead of
-// branches), while native builds (fast_other.go) use ordinary branches,
-// which are faster on a real CPU; it decodes each message into a stack copy
-// that is stored once (one GC write-barrier check instead of one per field);
-// and it expects fields in field-number order. Inputs are encoded in "full
-// form" (every singular field present, in order, even when zero) so that
-// the straight-line path never skips a field. Any other valid encoding (zero
-// values omitted, fields out of order, unknown fields) is decoded by the
-// general loop (merge) with the same result; the examples/plugins tests
-// check the wasm build of the codec against the native one on mutated
-// inputs.
-//
-// Measured for abitest.ServersInput20 (20 servers, about 400 fields, 3.7 KB):
-// native Unmarshal ≈ 1.2 µs with 0 allocations; in a Go wasm guest in wazero
-// ≈ 25 µs with interrupt checks (≈ 620 checks) and ≈ 10 µs without; a whole
-// servers call of the reviewer-no-stdio example ≈ 35 µs with checks and
-// ≈ 12.5 µs without (the first straightforward decoder took ≈ 87 µs to
-// decode the same input with checks). A smaller input costs proportionally
-// less: the cost is per field and per element, not per call.
+// So in the guest the cost of reading the input is the number of calls,
+// taken branches and loop iterations, not the number of instructions. The
+// old sequential protobuf decoder did work per field: ≈620 checks, ≈25 µs
+// for abitest.ServersInput20 (20 servers, about 400 fields). The views do
+// work per field read: parsing plus reading the name, transport kind and
+// URL host of 20 servers costs ≈60 ns natively and a few hundred
+// nanoseconds in the guest; a whole servers call of the reviewer-no-stdio
+// example costs ≈3.4 µs through the host with checks on, of which ≈0.9 µs
+// is the host's own cost per call (BenchmarkServersHook in host/policy).
+// The input is bigger than the protobuf encoding (6.7 KB instead of 3.9 KB
+// for ServersInput20): fixed-size records trade bytes for random access.
 //
 // Check inlining with:
 //
-//	go build -gcflags=-m ./abi 2>&1 | grep inline
+//	GOOS=wasip1 GOARCH=wasm go build -gcflags=-m ./abi 2>&1 | grep inline
 //
 // # Errors
 //
-// Malformed input (truncated varint, varint longer than 10 bytes, length
-// past the end, wire type that does not match a known field, field number 0
-// or above 2^29-1, an undefined enum value in an output) makes Unmarshal
-// return a *DecodeError wrapping one of the Err* sentinels; it never panics.
-// Unknown fields of wire types 0, 1, 2 and 5 are skipped. The package does
-// not use fmt, to keep guest modules small; errors wrap with Unwrap.
+// A malformed input makes Unmarshal and Flat.Servers (Credentials,
+// ToolCall) return an *InputError naming the message, the field path, the
+// byte offset and one of ErrTruncated, ErrMagic, ErrVersion, ErrKind,
+// ErrStride, ErrBounds, ErrCount; they never panic. The package does not use
+// fmt, to keep guest modules small; errors wrap with Unwrap.
 package abi

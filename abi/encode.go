@@ -1,11 +1,11 @@
 package abi
 
-// Encoding. Every field number of ABI v1 is below 16, so every tag is one
-// byte. Inputs are written in full form (every singular field, zero values
-// included; see putField); outputs omit zero values (proto3). Embedded
-// messages are written with a one-byte length placeholder that is widened in
-// place when the body turns out to be 128 bytes or longer, so encoding is a
-// single pass and allocates nothing beyond growing the destination slice.
+// Encoding of outputs: protobuf wire format (docs/abi.md §7). Every field
+// number of ABI v1 is below 16, so every tag is one byte. Outputs omit zero
+// values (proto3). Embedded messages are written with a one-byte length
+// placeholder that is widened in place when the body turns out to be 128
+// bytes or longer, so encoding is a single pass and allocates nothing beyond
+// growing the destination slice. (Inputs use the flat layout: flat.go.)
 
 // Wire types.
 const (
@@ -24,10 +24,7 @@ func appendVarint(b []byte, v uint64) []byte {
 }
 
 // putField writes length-delimited field t with value s, even when s is
-// empty. Input messages (host to guest) are written in this "full form":
-// every singular field present, in field-number order, so that the guest's
-// straight-line decoder never skips a field. Omitting zero values is equally
-// valid on the wire; full form only makes decoding faster.
+// empty (an element of a repeated field).
 func putField[T ~string | ~[]byte](b []byte, t byte, s T) []byte {
 	b = append(b, t)
 	b = appendVarint(b, uint64(len(s)))
@@ -35,12 +32,10 @@ func putField[T ~string | ~[]byte](b []byte, t byte, s T) []byte {
 }
 
 // appendField is putField that omits an empty value (outputs omit zero
-// values). Outputs are what a wasm guest encodes, so appendField is written
-// for the guest's cost model ("Cost model" in doc.go): a standalone function
-// whose rare cases (growing b) leave through an early return, and whose
-// common case runs straight through, writing the header with putHeader.
-// putField, used for inputs by the native host, is the simpler code that is
-// faster natively.
+// values). It is written for a wasm guest's cost model ("Cost model" in
+// doc.go): a standalone function whose rare cases (growing b) leave through
+// an early return, and whose common case runs straight through, writing the
+// header with putHeader.
 func appendField[T ~string | ~[]byte](b []byte, t byte, s T) []byte {
 	n := len(s)
 	if n == 0 {
@@ -77,15 +72,6 @@ func putHeader(b []byte, t byte, n uint64) int {
 	p[0] = t
 	p[1], p[2], p[3], p[4], p[5] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24), byte(x>>32)
 	return k + 1 + int(size)
-}
-
-// putBool writes field t with value v, even when false (full form).
-func putBool(b []byte, t byte, v bool) []byte {
-	var x byte
-	if v {
-		x = 1
-	}
-	return append(b, t, x)
 }
 
 func appendBool(b []byte, t byte, v bool) []byte {
@@ -151,111 +137,6 @@ func widenLength(b []byte, start, n int) []byte {
 }
 
 // AppendTo appends the wire encoding of m to b and returns the extended slice.
-// As an input message, m is written in full form (see putString).
-func (m *Thread) AppendTo(b []byte) []byte {
-	b = putField(b, 1<<3|wireBytes, m.ID)
-	b = putField(b, 2<<3|wireBytes, m.Kind)
-	for i := range m.Roots {
-		var s int
-		b, s = beginMessage(b, 3<<3|wireBytes)
-		b = m.Roots[i].AppendTo(b)
-		b = endMessage(b, s)
-	}
-	return b
-}
-
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
-// As an input message, m is written in full form (see putString).
-func (m *Root) AppendTo(b []byte) []byte {
-	b = putField(b, 1<<3|wireBytes, m.ID)
-	b = putField(b, 2<<3|wireBytes, m.Location)
-	b = putField(b, 3<<3|wireBytes, m.EnvironmentID)
-	b = putField(b, 4<<3|wireBytes, m.Path)
-	return b
-}
-
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
-// As an input message, m is written in full form (see putString).
-func (m *Environment) AppendTo(b []byte) []byte {
-	b = putField(b, 1<<3|wireBytes, m.ID)
-	b = putBool(b, 2<<3|wireVarint, m.Local)
-	b = putBool(b, 3<<3|wireVarint, m.Connected)
-	b = putBool(b, 4<<3|wireVarint, m.HTTPHeaderEnvVars)
-	b = putBool(b, 5<<3|wireVarint, m.Processes)
-	return b
-}
-
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
-// As an input message, m is written in full form (see putString).
-func (m *Credential) AppendTo(b []byte) []byte {
-	b = putField(b, 1<<3|wireBytes, m.Kind)
-	b = putField(b, 2<<3|wireBytes, m.Name)
-	b = putField(b, 3<<3|wireBytes, m.EnvVar)
-	b = putField(b, 4<<3|wireBytes, m.Owner)
-	b = putField(b, 5<<3|wireBytes, m.ResolvesAt)
-	return b
-}
-
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
-// As an input message, m is written in full form (see putString).
-func (m *Server) AppendTo(b []byte) []byte {
-	b = putField(b, 1<<3|wireBytes, m.Name)
-	b = putField(b, 2<<3|wireBytes, m.Origin)
-	b = putField(b, 3<<3|wireBytes, m.PluginID)
-	b = putField(b, 4<<3|wireBytes, m.Transport)
-	b = putField(b, 5<<3|wireBytes, m.URL)
-	b = putField(b, 6<<3|wireBytes, m.Command)
-	b = appendStrings(b, 7<<3|wireBytes, m.Args)
-	b = putField(b, 8<<3|wireBytes, m.Environment)
-	for i := range m.Credentials {
-		var s int
-		b, s = beginMessage(b, 9<<3|wireBytes)
-		b = m.Credentials[i].AppendTo(b)
-		b = endMessage(b, s)
-	}
-	b = putBool(b, 10<<3|wireVarint, m.Enabled)
-	b = putBool(b, 11<<3|wireVarint, m.Required)
-	b = appendStrings(b, 12<<3|wireBytes, m.EnabledTools)
-	b = appendStrings(b, 13<<3|wireBytes, m.DisabledTools)
-	return b
-}
-
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
-// As an input message, m is written in full form (see putString).
-func (m *Requirement) AppendTo(b []byte) []byte {
-	b = putField(b, 1<<3|wireBytes, m.Name)
-	b = putField(b, 2<<3|wireBytes, m.URL)
-	b = putField(b, 3<<3|wireBytes, m.Command)
-	return b
-}
-
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
-// As an input message, m is written in full form (see putString).
-func (m *ServersInput) AppendTo(b []byte) []byte {
-	var s int
-	b, s = beginMessage(b, 1<<3|wireBytes)
-	b = m.Thread.AppendTo(b)
-	b = endMessage(b, s)
-	for i := range m.Environments {
-		b, s = beginMessage(b, 2<<3|wireBytes)
-		b = m.Environments[i].AppendTo(b)
-		b = endMessage(b, s)
-	}
-	for i := range m.Servers {
-		b, s = beginMessage(b, 3<<3|wireBytes)
-		b = m.Servers[i].AppendTo(b)
-		b = endMessage(b, s)
-	}
-	b = putBool(b, 4<<3|wireVarint, m.HasRequirements)
-	for i := range m.Requirements {
-		b, s = beginMessage(b, 5<<3|wireBytes)
-		b = m.Requirements[i].AppendTo(b)
-		b = endMessage(b, s)
-	}
-	return b
-}
-
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
 func (m *ServerDecision) AppendTo(b []byte) []byte {
 	b = appendField(b, 1<<3|wireBytes, m.Name)
 	b = appendUint(b, 2<<3|wireVarint, uint64(int64(m.Action)))
@@ -277,22 +158,6 @@ func (m *ServersOutput) AppendTo(b []byte) []byte {
 }
 
 // AppendTo appends the wire encoding of m to b and returns the extended slice.
-// As an input message, m is written in full form (see putString).
-func (m *CredentialsInput) AppendTo(b []byte) []byte {
-	var s int
-	b, s = beginMessage(b, 1<<3|wireBytes)
-	b = m.Thread.AppendTo(b)
-	b = endMessage(b, s)
-	b, s = beginMessage(b, 2<<3|wireBytes)
-	b = m.Server.AppendTo(b)
-	b = endMessage(b, s)
-	b = putField(b, 3<<3|wireBytes, m.Route)
-	b, s = beginMessage(b, 4<<3|wireBytes)
-	b = m.Environment.AppendTo(b)
-	return endMessage(b, s)
-}
-
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
 func (m *CredentialDecision) AppendTo(b []byte) []byte {
 	b = appendUint(b, 1<<3|wireVarint, uint64(m.Index))
 	b = appendUint(b, 2<<3|wireVarint, uint64(int64(m.Action)))
@@ -308,20 +173,6 @@ func (m *CredentialsOutput) AppendTo(b []byte) []byte {
 		b = endMessage(b, s)
 	}
 	return appendField(b, 15<<3|wireBytes, m.Error)
-}
-
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
-// As an input message, m is written in full form (see putString).
-func (m *ToolCallInput) AppendTo(b []byte) []byte {
-	var s int
-	b, s = beginMessage(b, 1<<3|wireBytes)
-	b = m.Thread.AppendTo(b)
-	b = endMessage(b, s)
-	b = putField(b, 2<<3|wireBytes, m.Server)
-	b = putField(b, 3<<3|wireBytes, m.PluginID)
-	b = putField(b, 4<<3|wireBytes, m.Tool)
-	b = putField(b, 5<<3|wireBytes, m.Arguments)
-	return putField(b, 6<<3|wireBytes, m.Caller)
 }
 
 // AppendTo appends the wire encoding of m to b and returns the extended slice.

@@ -6,8 +6,9 @@ import (
 	"github.com/warden-mcp/warden/abi"
 )
 
-// The host encodes an input, the guest decodes it without copying, decides,
-// and encodes its output into a reused buffer.
+// The host encodes an input (flat layout); the guest reads it in place
+// through views, decides, and encodes its output (protobuf wire) into a
+// reused buffer; the host decodes the output.
 func Example() {
 	in := abi.ServersInput{
 		Thread:  abi.Thread{ID: "t1", Kind: "reviewer"},
@@ -15,15 +16,16 @@ func Example() {
 	}
 	wire := in.AppendTo(nil) // host side
 
-	var got abi.ServersInput // guest side: reuse this value across calls
-	if err := got.Unmarshal(wire); err != nil {
+	var flat abi.Flat // guest side: reuse this value across calls
+	v, err := flat.Servers(wire)
+	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	var out abi.ServersOutput
-	for _, s := range got.Servers {
-		if got.Thread.Kind == "reviewer" && s.Transport == "stdio" {
-			out.Decisions = append(out.Decisions, abi.ServerDecision{Name: s.Name, Action: abi.ServerHide, Reason: "no stdio for reviewers"})
+	for i, servers := 0, v.Servers(); i < servers.Len(); i++ {
+		if s := servers.At(i); v.Thread().Kind() == "reviewer" && s.IsStdio() {
+			out.Decisions = append(out.Decisions, abi.ServerDecision{Name: s.Name(), Action: abi.ServerHide, Reason: "no stdio for reviewers"})
 		}
 	}
 	buf := out.AppendTo(make([]byte, 0, 256))
@@ -38,6 +40,36 @@ func Example() {
 	}
 	// Output:
 	// fs hide no stdio for reviewers
+}
+
+// The worked example of docs/abi.md §6: a servers input for a reviewer
+// thread "t1" with one enabled stdio server "fs" (command "npx").
+func ExampleServersInput_AppendTo() {
+	in := abi.ServersInput{
+		Thread:  abi.Thread{ID: "t1", Kind: "reviewer"},
+		Servers: []abi.Server{{Name: "fs", Transport: "stdio", Command: "npx", Enabled: true}},
+	}
+	b := in.AppendTo(nil)
+	for i := 0; i < len(b); i += 16 {
+		fmt.Printf("%04x  % x\n", i, b[i:min(i+16, len(b))])
+	}
+	// Output:
+	// 0000  57 44 4e 46 01 00 00 00 01 00 00 00 38 00 00 00
+	// 0010  09 00 00 00 28 00 00 00 20 00 00 00 30 00 00 00
+	// 0020  18 00 00 00 20 00 00 00 10 00 00 00 68 00 00 00
+	// 0030  28 00 00 00 18 00 00 00 60 00 00 00 01 00 00 00
+	// 0040  00 00 00 00 00 00 00 00 78 00 00 00 01 00 00 00
+	// 0050  00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+	// 0060  e0 00 00 00 02 00 00 00 e2 00 00 00 08 00 00 00
+	// 0070  00 00 00 00 00 00 00 00 ea 00 00 00 02 00 00 00
+	// 0080  00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+	// 0090  ec 00 00 00 05 00 00 00 00 00 00 00 00 00 00 00
+	// 00a0  f1 00 00 00 03 00 00 00 00 00 00 00 00 00 00 00
+	// 00b0  00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+	// 00c0  01 00 00 00 01 00 00 00 00 00 00 00 00 00 00 00
+	// 00d0  00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00
+	// 00e0  74 31 72 65 76 69 65 77 65 72 66 73 73 74 64 69
+	// 00f0  6f 6e 70 78
 }
 
 // A small ServersOutput on the wire: one decision {name "fs", action HIDE}.
@@ -60,10 +92,10 @@ func ExampleServerAction_Max() {
 	// true
 }
 
-func ExampleDecodeError() {
-	var s abi.Server
-	err := s.Unmarshal([]byte{0x0a, 0x05, 'a'}) // name: length 5, one byte present
+func ExampleInputError() {
+	var in abi.ServersInput
+	err := in.Unmarshal([]byte("WDNF\x02\x00\x00\x00")) // layout version 2
 	fmt.Println(err)
 	// Output:
-	// abi: Server field 1 at byte 0: length past end of input
+	// abi: malformed ServersInput: header (at byte 8): unexpected end of input
 }

@@ -7,10 +7,11 @@ import (
 	"github.com/warden-mcp/warden/abi"
 )
 
-// TestAnyFieldOrder checks that the fast path (fields in order) and the
-// general path (anything else) decode to the same value, including protobuf
-// merge semantics for repeated singular fields.
-func TestAnyFieldOrder(t *testing.T) {
+// TestOutputEncodings checks that any valid protobuf encoding of an output
+// decodes to the same value: fields in any order, a repeated singular field
+// (last one wins), unknown fields of every wire type skipped, zero values
+// written or not, multi-byte varints.
+func TestOutputEncodings(t *testing.T) {
 	tests := []struct {
 		name string
 		b    []byte
@@ -18,44 +19,62 @@ func TestAnyFieldOrder(t *testing.T) {
 		want message
 	}{
 		{
-			"credential reversed",
-			[]byte{0x12, 0x01, 'n', 0x0a, 0x01, 'k'},
-			&abi.Credential{}, &abi.Credential{Kind: "k", Name: "n"},
+			"decision reversed",
+			[]byte{0x1a, 0x01, 'r', 0x10, 0x02, 0x0a, 0x01, 'n'},
+			&abi.ServerDecision{}, &abi.ServerDecision{Name: "n", Action: abi.ServerHide, Reason: "r"},
 		},
 		{
-			"credential duplicate: last wins",
-			[]byte{0x0a, 0x01, 'a', 0x12, 0x01, 'n', 0x0a, 0x01, 'b'},
-			&abi.Credential{}, &abi.Credential{Kind: "b", Name: "n"},
+			"duplicate: last wins",
+			[]byte{0x0a, 0x01, 'a', 0x10, 0x01, 0x0a, 0x01, 'b', 0x10, 0x02},
+			&abi.ServerDecision{}, &abi.ServerDecision{Name: "b", Action: abi.ServerHide},
 		},
 		{
-			"compact form: zero values omitted",
-			[]byte{0x0a, 0x01, 's', 0x22, 0x04, 'h', 't', 't', 'p', 0x50, 0x01},
-			&abi.Server{}, &abi.Server{Name: "s", Transport: "http", Enabled: true},
+			"zero values written",
+			[]byte{0x0a, 0x00, 0x10, 0x00, 0x1a, 0x00},
+			&abi.ServerDecision{}, &abi.ServerDecision{},
 		},
 		{
-			"args split around other fields",
-			[]byte{0x3a, 0x01, 'a', 0x0a, 0x01, 's', 0x3a, 0x01, 'b'},
-			&abi.Server{}, &abi.Server{Name: "s", Args: []string{"a", "b"}},
+			"unknown fields of every wire type",
+			[]byte{
+				0x30, 0x96, 0x01, // field 6 varint 150
+				0x0a, 0x01, 'n', // name
+				0x39, 1, 2, 3, 4, 5, 6, 7, 8, // field 7 fixed64
+				0x42, 0x02, 'z', 'z', // field 8 bytes
+				0x4d, 1, 2, 3, 4, // field 9 fixed32
+				0xf8, 0xff, 0xff, 0xff, 0x0f, 0x00, // field 2^29-1 varint 0
+				0x22, 0x01, 't', // allow_tools
+			},
+			&abi.ServerDecision{}, &abi.ServerDecision{Name: "n", AllowTools: []string{"t"}},
+		},
+		{
+			"tool lists split around other fields",
+			[]byte{0x22, 0x01, 'a', 0x0a, 0x01, 's', 0x22, 0x01, 'b', 0x2a, 0x00},
+			&abi.ServerDecision{}, &abi.ServerDecision{Name: "s", AllowTools: []string{"a", "b"}, DenyTools: []string{""}},
 		},
 		{
 			"non-canonical bool and long varint",
-			[]byte{0x10, 0x02, 0x18, 0x81, 0x00},
-			&abi.Environment{}, &abi.Environment{Local: true, Connected: true},
+			[]byte{0x18, 0x02, 0x08, 0x81, 0x00},
+			&abi.ToolCallOutput{}, &abi.ToolCallOutput{Rewrite: true, Action: abi.ToolCallDeny},
 		},
 		{
-			"thread twice is merged",
-			[]byte{0x0a, 0x05, 0x1a, 0x03, 0x0a, 0x01, 'r', 0x0a, 0x03, 0x12, 0x01, 'k', 0x0a, 0x05, 0x1a, 0x03, 0x0a, 0x01, 'q'},
-			&abi.ServersInput{}, &abi.ServersInput{Thread: abi.Thread{Kind: "k", Roots: []abi.Root{{ID: "r"}, {ID: "q"}}}},
+			"error between decisions",
+			[]byte{0x0a, 0x02, 0x10, 0x01, 0x7a, 0x01, 'e', 0x0a, 0x02, 0x10, 0x02},
+			&abi.ServersOutput{}, &abi.ServersOutput{Decisions: []abi.ServerDecision{{Action: abi.ServerDisable}, {Action: abi.ServerHide}}, Error: "e"},
+		},
+		{
+			"two errors: last wins",
+			[]byte{0x7a, 0x01, 'a', 0x7a, 0x01, 'b'},
+			&abi.CredentialsOutput{}, &abi.CredentialsOutput{Error: "b"},
 		},
 		{
 			"one-byte message",
 			[]byte{0x00},
-			&abi.Root{}, nil, // error: field number 0
+			&abi.ServerDecision{}, nil, // error: field number 0
 		},
 		{
 			"tool call empty arguments is nil",
-			[]byte{0x22, 0x01, 't', 0x2a, 0x00},
-			&abi.ToolCallInput{}, &abi.ToolCallInput{Tool: "t"},
+			[]byte{0x12, 0x01, 'r', 0x22, 0x00},
+			&abi.ToolCallOutput{}, &abi.ToolCallOutput{Reason: "r"},
 		},
 	}
 	for _, tc := range tests {

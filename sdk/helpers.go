@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/warden-mcp/warden/abi"
 )
 
 // URLHost returns the host of rawurl without port, userinfo or IPv6
@@ -16,59 +18,81 @@ import (
 // as '/'), and the host follows the last '@' in it, so
 // "http://good.com@evil.com/" yields "evil.com". A string without "://" is
 // parsed as if it started with the authority. The result is "" when there is
-// no host. Compare hosts with [HostIn], which ignores ASCII case.
+// no host. Compare hosts with [HostIn], which ignores ASCII case. (This is
+// abi.URLHost.)
+//
+// A server's URL host is in its input already: use ServerView.URLHost,
+// which the host computed with this function, rather than
+// URLHost(s.URL()). In a wasm guest, URLHost parses a URL of 8 to 64 bytes
+// without loops (helpers_fast.go), but that still costs a few hundred
+// nanoseconds.
 func URLHost(rawurl string) string {
-	s := rawurl
-	if i := strings.Index(s, "://"); i >= 0 {
-		s = s[i+3:]
-	} else if strings.HasPrefix(s, "//") {
-		s = s[2:]
+	if fastHelpers {
+		return urlHostFast(rawurl)
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c == '/' || c == '?' || c == '#' || c == '\\' {
-			s = s[:i]
-			break
-		}
-	}
-	if i := strings.LastIndexByte(s, '@'); i >= 0 {
-		s = s[i+1:]
-	}
-	if strings.HasPrefix(s, "[") {
-		if i := strings.IndexByte(s, ']'); i >= 0 {
-			return s[1:i]
-		}
-		return ""
-	}
-	if i := strings.IndexByte(s, ':'); i >= 0 {
-		s = s[:i]
-	}
-	return s
+	return abi.URLHost(rawurl)
 }
 
 // HostIn reports whether host matches one of the allowed patterns, ignoring
-// case and one trailing dot. A pattern is an exact host ("localhost",
+// ASCII case and one trailing dot. A pattern is an exact host ("localhost",
 // "127.0.0.1", "::1") or "*.suffix", which matches any host with at least
 // one more label ("*.example.com" matches "a.example.com" and
 // "a.b.example.com" but not "example.com"). An empty host matches nothing.
+// Only ASCII letters are folded: a host with other bytes must match them
+// exactly (hosts are ASCII; IDNs are sent in punycode).
+//
+// In a wasm guest, hosts and patterns of 8 to 16 bytes are compared a word
+// at a time, four patterns at a time, without loops (helpers_fast.go).
 func HostIn(host string, allowed ...string) bool {
+	if fastHelpers {
+		return hostInFast(host, allowed)
+	}
+	return hostInSlow(host, allowed)
+}
+
+// hostInSlow is HostIn for any input: the reference implementation.
+func hostInSlow(host string, allowed []string) bool {
 	host = strings.TrimSuffix(host, ".")
 	if host == "" {
 		return false
 	}
 	for _, p := range allowed {
-		p = strings.TrimSuffix(p, ".")
-		if suffix, ok := strings.CutPrefix(p, "*"); ok {
-			if len(suffix) > 1 && suffix[0] == '.' && len(host) > len(suffix) &&
-				strings.EqualFold(host[len(host)-len(suffix):], suffix) {
-				return true
-			}
-			continue
-		}
-		if p != "" && strings.EqualFold(host, p) {
+		if patternMatches(host, p) {
 			return true
 		}
 	}
 	return false
+}
+
+// patternMatches reports whether host (trailing dot removed, not empty)
+// matches pattern p.
+func patternMatches(host, p string) bool {
+	p = strings.TrimSuffix(p, ".")
+	if suffix, ok := strings.CutPrefix(p, "*"); ok {
+		return len(suffix) > 1 && suffix[0] == '.' && len(host) > len(suffix) &&
+			equalFoldASCII(host[len(host)-len(suffix):], suffix)
+	}
+	return p != "" && equalFoldASCII(host, p)
+}
+
+// equalFoldASCII reports whether a and b are equal ignoring ASCII case.
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // JSONStringField returns the string value of the top-level member key of

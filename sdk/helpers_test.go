@@ -1,7 +1,12 @@
 package sdk
 
 import (
+	"math/rand/v2"
+	"strings"
 	"testing"
+	"unsafe"
+
+	"github.com/warden-mcp/warden/abi"
 )
 
 func TestURLHost(t *testing.T) {
@@ -116,4 +121,88 @@ func TestHelpersDoNotAllocate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The loop-free helpers (helpers_fast.go), used in wasm builds, must agree
+// with the plain ones on every input: the examples below, then random ones
+// built from the bytes that matter.
+func TestFastHelpersMatchPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	gen := func(alphabet []string, max int) string {
+		var b strings.Builder
+		for n := rng.IntN(max); n > 0; n-- {
+			b.WriteString(alphabet[rng.IntN(len(alphabet))])
+		}
+		return b.String()
+	}
+	t.Run("URLHost", func(t *testing.T) {
+		urls := []string{"https://mcp0.example.com/v1/mcp", "http://127.0.0.1:772/mcp", "https://browser.example.org:8443/mcp?session=7",
+			"http://[::1]:7777/mcp", "http://good.com@evil.com/", "//cdn.example.com/x", "localhost:8080/mcp", "", "https://",
+			"http://[::1/mcp", "http://evil.com\\@good.com/", "a://b://c", "https://" + strings.Repeat("x", 56), "https://" + strings.Repeat("x", 57)}
+		alphabet := []string{"a", "B", ":", "/", "?", "#", "\\", "@", "[", "]", ".", "x", "h", "t", "p", "s", "1", "é", "://", "//"}
+		for i := 0; i < 100000; i++ {
+			u := gen(alphabet, 40)
+			if i < len(urls) {
+				u = urls[i]
+			}
+			if got, want := urlHostFast(u), abi.URLHost(u); got != want {
+				t.Fatalf("URLHost(%q): fast %q, plain %q", u, got, want)
+			}
+		}
+	})
+	t.Run("HostIn", func(t *testing.T) {
+		hosts := []string{"a.example.com", "A.B.EXAMPLE.COM", "a.example.com.", "example.com", "badexample.com", "example.com.evil.org",
+			"localhost", "LocalHost", "127.0.0.1", "127.0.0.2", "::1", "", "mcp0.example.com", "browser.example.org", "x.localhost", "localhost."}
+		pats := [][]string{{"*.example.com", "127.0.0.1", "localhost", "::1"}, {"*.example.com", "127.0.0.1", "localhost"},
+			{"*", "*.", "", "*example.com"}, {"*.EXAMPLE.com.", "LOCALHOST"}, {".example.com"}, {"*.b.example.com"}, nil,
+			{"a", "b", "c", "d", "e", "localhost"}, {"x.example.com", "y.example.com", "z.example.com", "w.example.com", "*.example.com"}}
+		for _, h := range hosts {
+			for _, p := range pats {
+				if got, want := hostInFast(h, p), hostInSlow(h, p); got != want {
+					t.Fatalf("HostIn(%q, %q): fast %v, plain %v", h, p, got, want)
+				}
+			}
+		}
+		alphabet := []string{"a", "B", ".", "*", "x", "E", "e", "m", "é", "*.", ".com"}
+		for i := 0; i < 100000; i++ {
+			h := gen(alphabet, 24)
+			p := make([]string, rng.IntN(7))
+			for j := range p {
+				p[j] = gen(alphabet, 22)
+				if rng.IntN(3) == 0 {
+					p[j] = "*." + h[min(len(h), rng.IntN(4)):]
+				} else if rng.IntN(3) == 0 {
+					p[j] = strings.ToUpper(h)
+				}
+			}
+			if got, want := hostInFast(h, p), hostInSlow(h, p); got != want {
+				t.Fatalf("HostIn(%q, %q): fast %v, plain %v", h, p, got, want)
+			}
+		}
+	})
+	// hostInFast caches the prepared form of the last list of up to four
+	// patterns (keyed by the strings' memory): reused lists, lists that share
+	// some strings, and patterns that are views of the (reused) hook input
+	// buffer must all give the plain answers.
+	t.Run("cache", func(t *testing.T) {
+		defer func(in []byte) { module.in = in }(module.in)
+		module.in = make([]byte, 64)
+		view := func(s string) string { // s written into the input buffer, as a view
+			n := copy(module.in, s)
+			return unsafe.String(&module.in[0], n)
+		}
+		lists := [][]string{{"*.example.com", "127.0.0.1", "localhost"}, {"*.example.com", "127.0.0.1"},
+			{"*.example.org", "127.0.0.1", "localhost"}, {"*.example.com", "127.0.0.1", "localhost", "::1", "x.example.org"}}
+		hosts := []string{"mcp0.example.com", "mcp0.example.org", "localhost", "127.0.0.1", "x.example.org", "LOCALHOST."}
+		for i := 0; i < 20000; i++ {
+			h := hosts[rng.IntN(len(hosts))]
+			p := lists[rng.IntN(len(lists))]
+			if rng.IntN(4) == 0 { // a list whose first pattern is a view of the input
+				p = append([]string{view(hosts[rng.IntN(len(hosts))])}, p[1:]...)
+			}
+			if got, want := hostInFast(h, p), hostInSlow(h, p); got != want {
+				t.Fatalf("HostIn(%q, %q): fast %v, plain %v", h, p, got, want)
+			}
+		}
+	})
 }

@@ -2,11 +2,34 @@
 
 package sdk
 
-import "os"
+import (
+	"io"
+	"os"
+)
 
-// Log sends msg to the host's plugin logger at the given level (the
-// warden.log import). Outside wasm (native tests of a policy) it writes the
-// message to standard error.
-func Log(level LogLevel, msg string) {
-	_, _ = os.Stderr.WriteString("warden policy " + level.String() + ": " + msg + "\n")
+// logOutput receives native Log lines.
+var logOutput io.Writer = os.Stderr
+
+// logLine is the reused buffer of a native Log line.
+var logLine []byte
+
+// Log sends a message to the host's plugin logger at the given level (the
+// warden.log import). The message is the concatenation of its parts, which
+// are copied (never joined into a new string: no allocation). Outside wasm
+// (native tests of a policy) it writes the line "warden policy <level>:
+// <message>" to the writer set by SetLogOutput, standard error by default.
+func Log(level LogLevel, msg ...string) {
+	b := append(logLine[:0], "warden policy "...)
+	b = append(b, level.String()...)
+	b = append(b, ": "...)
+	for _, s := range msg {
+		b = append(b, s...)
+	}
+	logLine = append(b, '\n')
+	_, _ = logOutput.Write(logLine)
 }
+
+// SetLogOutput sets where Log writes in native builds (tests and benchmarks
+// of a policy; a wasm guest logs through the host). It is not safe to call
+// concurrently with Log.
+func SetLogOutput(w io.Writer) { logOutput = w }

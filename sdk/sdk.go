@@ -2,25 +2,33 @@ package sdk
 
 import (
 	"bytes"
-	"strconv"
 
 	"github.com/warden-mcp/warden/abi"
 )
 
-// Input types: aliases of the abi messages. Strings in an input are views
-// into the hook's input buffer: they are valid during the handler call (and
-// may be stored in the output, which is encoded before the handler returns
-// control to the host), but must be copied with strings.Clone to outlive it.
+// Inputs are read-only, zero-copy views of the hook's input buffer (see
+// package abi, "Views"): an accessor reads one field where it lies, nothing
+// is decoded or copied ahead. Strings read from a view are valid during the
+// handler call (and may be passed to the output methods, which copy them),
+// but must be copied with strings.Clone to outlive it.
 type (
-	ServersInput     = abi.ServersInput
-	CredentialsInput = abi.CredentialsInput
-	ToolCallInput    = abi.ToolCallInput
-	Thread           = abi.Thread
-	Root             = abi.Root
-	Environment      = abi.Environment
-	Server           = abi.Server
-	Credential       = abi.Credential
-	Requirement      = abi.Requirement
+	ServersInput     = abi.ServersView
+	CredentialsInput = abi.CredentialsView
+	ToolCallInput    = abi.ToolCallView
+
+	ThreadView      = abi.ThreadView
+	RootView        = abi.RootView
+	EnvironmentView = abi.EnvironmentView
+	ServerView      = abi.ServerView
+	CredentialView  = abi.CredentialView
+	RequirementView = abi.RequirementView
+
+	ServerList      = abi.ServerList
+	CredentialList  = abi.CredentialList
+	EnvironmentList = abi.EnvironmentList
+	RootList        = abi.RootList
+	RequirementList = abi.RequirementList
+	StringList      = abi.StringList
 )
 
 // LogLevel is the level of a [Log] message.
@@ -37,186 +45,200 @@ const (
 
 // ServersFunc handles the servers hook: it reads in and records decisions
 // in out. out arrives empty (no opinion on any server).
-type ServersFunc func(in *ServersInput, out *ServersOutput)
+type ServersFunc func(in ServersInput, out *ServersOutput)
 
 // CredentialsFunc handles the credentials hook: it reads in and records
 // decisions in out. out arrives empty (no opinion on any credential).
-type CredentialsFunc func(in *CredentialsInput, out *CredentialsOutput)
+type CredentialsFunc func(in CredentialsInput, out *CredentialsOutput)
 
 // ToolCallFunc handles the tool_call hook: it reads in and records the
 // decision in out. out arrives as "allow, arguments unchanged".
-type ToolCallFunc func(in *ToolCallInput, out *ToolCallOutput)
+type ToolCallFunc func(in ToolCallInput, out *ToolCallOutput)
 
-// guestState is everything a policy module keeps between hook calls.
+// Policy is a set of hook handlers and the state that runs them: the parsed
+// input, the outputs and their encoded bytes, all reused from call to call
+// so that a warm hook call allocates nothing.
 //
-// It lives in one package-level variable, guest, because a wasm guest has
-// nowhere else to keep it: the host calls bare exported functions
-// (warden_alloc, warden_servers, ...) with no context argument, the handler
-// table is filled by init functions before any export is called, and the
-// decoded input, the output builder and the encoded output buffer are reused
-// across calls so that the hot path allocates nothing. A wasm instance is
-// single-threaded and the host calls it one hook at a time; natively,
-// Invoke is likewise not safe for concurrent use.
-type guestState struct {
+// A module has one Policy, the one the package-level functions (Servers,
+// Credentials, ToolCall, Invoke) use and the wasm exports run: a wasm guest
+// has nowhere else to keep state, since the host calls bare exported
+// functions with no context argument. Other Policy values are for native
+// tests and benchmarks that need several policies in one process; they run
+// exactly the same code as the module's. The zero value is an empty policy.
+// A Policy is not safe for concurrent use, like a wasm instance.
+type Policy struct {
 	hooks abi.Hook // registered hooks (the warden_hooks mask)
 
 	servers     ServersFunc
 	credentials CredentialsFunc
 	toolCall    ToolCallFunc
 
-	serversIn     abi.ServersInput
-	serversOut    ServersOutput
-	credentialsIn abi.CredentialsInput
-	credentialOut CredentialsOutput
-	toolCallIn    abi.ToolCallInput
-	toolCallOut   ToolCallOutput
+	flat           abi.Flat
+	serversOut     ServersOutput
+	credentialsOut CredentialsOutput
+	toolCallOut    ToolCallOutput
+	other          []byte // output of an unknown hook
 
-	out []byte // encoded output of the last call (returned to the host)
-	in  []byte // input buffer handed out by warden_alloc (wasm only)
+	in []byte // input buffer handed out by warden_alloc (wasm only)
 }
 
-var guest guestState
+// module is the module's policy.
+var module Policy
 
-func (g *guestState) register(h abi.Hook, isNil bool) {
+func (p *Policy) register(h abi.Hook, isNil bool) {
 	if isNil {
 		panic("sdk: nil " + h.String() + " handler")
 	}
-	if g.hooks.Has(h) {
+	if p.hooks.Has(h) {
 		panic("sdk: " + h.String() + " handler registered twice")
 	}
-	g.hooks |= h
+	p.hooks |= h
 }
+
+// Servers registers fn as p's servers hook, at most once.
+func (p *Policy) Servers(fn ServersFunc) {
+	p.register(abi.HookServers, fn == nil)
+	p.servers = fn
+}
+
+// Credentials registers fn as p's credentials hook, at most once.
+func (p *Policy) Credentials(fn CredentialsFunc) {
+	p.register(abi.HookCredentials, fn == nil)
+	p.credentials = fn
+}
+
+// ToolCall registers fn as p's tool_call hook, at most once.
+func (p *Policy) ToolCall(fn ToolCallFunc) {
+	p.register(abi.HookToolCall, fn == nil)
+	p.toolCall = fn
+}
+
+// Hooks returns the mask of p's registered hooks.
+func (p *Policy) Hooks() abi.Hook { return p.hooks }
 
 // Servers registers fn as the module's servers hook. Call it from an init
 // function, at most once per module.
-func Servers(fn ServersFunc) {
-	guest.register(abi.HookServers, fn == nil)
-	guest.servers = fn
-}
+func Servers(fn ServersFunc) { module.Servers(fn) }
 
 // Credentials registers fn as the module's credentials hook. Call it from an
 // init function, at most once per module.
-func Credentials(fn CredentialsFunc) {
-	guest.register(abi.HookCredentials, fn == nil)
-	guest.credentials = fn
-}
+func Credentials(fn CredentialsFunc) { module.Credentials(fn) }
 
 // ToolCall registers fn as the module's tool_call hook. Call it from an init
 // function, at most once per module.
-func ToolCall(fn ToolCallFunc) {
-	guest.register(abi.HookToolCall, fn == nil)
-	guest.toolCall = fn
-}
+func ToolCall(fn ToolCallFunc) { module.ToolCall(fn) }
 
 // Hooks returns the mask of registered hooks (what warden_hooks returns).
-func Hooks() abi.Hook { return guest.hooks }
+func Hooks() abi.Hook { return module.hooks }
 
-// Invoke runs the registered handler for hook on an encoded input exactly as
-// the module's wasm export does (decode into the reused input, reset and fill
-// the reused output, encode into the reused output buffer), and returns the
-// encoded output. It exists for native tests and benchmarks of a policy; the
-// wasm exports call the same code.
+// Invoke runs the module's handler for hook on an encoded (flat) input
+// exactly as the module's wasm export does, and returns the encoded output.
+// It exists for native tests and benchmarks of a policy; the wasm exports
+// call the same code. See Policy.Invoke.
+func Invoke(hook abi.Hook, input []byte) ([]byte, error) { return module.Invoke(hook, input) }
+
+// Invoke runs p's handler for hook on an encoded (flat) input: it parses the
+// input into the reused views, resets the reused output, runs the handler
+// and returns the encoded output.
 //
 // The returned bytes are valid until the next Invoke and are always a valid
 // encoded output: when err is non-nil (the hook is not registered, the input
 // is malformed, or the handler panicked) it carries err's text in its error
 // field, which is what the host would see. A failure reported by the handler
 // through Fail is not an error here: it is in the output's error field.
-//
-// Invoke is not safe for concurrent use, like a wasm instance.
-func Invoke(hook abi.Hook, input []byte) ([]byte, error) {
-	return guest.invoke(hook, input)
-}
-
-func (g *guestState) invoke(h abi.Hook, in []byte) ([]byte, error) {
-	var err error
-	switch h {
+func (p *Policy) Invoke(hook abi.Hook, input []byte) ([]byte, error) {
+	switch hook {
 	case abi.HookServers:
-		out := &g.serversOut
-		out.reset()
-		if g.servers == nil {
-			err = notRegistered(h)
-		} else if err = g.serversIn.Unmarshal(in); err == nil {
-			err = callServers(g.servers, &g.serversIn, out)
-		}
-		if err != nil {
-			out.reset()
-			out.Error = err.Error()
-		}
-		g.out = out.AppendTo(g.out[:0])
+		return p.runServers(input)
 	case abi.HookCredentials:
-		out := &g.credentialOut
-		out.reset()
-		if g.credentials == nil {
-			err = notRegistered(h)
-		} else if err = g.credentialsIn.Unmarshal(in); err == nil {
-			err = callCredentials(g.credentials, &g.credentialsIn, out)
-		}
-		if err != nil {
-			out.reset()
-			out.Error = err.Error()
-		}
-		g.out = out.AppendTo(g.out[:0])
+		return p.runCredentials(input)
 	case abi.HookToolCall:
-		out := &g.toolCallOut
-		out.reset()
-		if g.toolCall == nil {
-			err = notRegistered(h)
-		} else if err = g.toolCallIn.Unmarshal(in); err == nil {
-			err = callToolCall(g.toolCall, &g.toolCallIn, out)
-		}
-		if err != nil {
-			out.reset()
-			out.Error = err.Error()
-		}
-		g.out = out.AppendTo(g.out[:0])
-	default:
-		// Field 15 is the error field of every output message.
-		err = &Error{Msg: "unknown hook " + h.String()}
-		g.out = (&abi.ServersOutput{Error: err.Error()}).AppendTo(g.out[:0])
+		return p.runToolCall(input)
 	}
-	return g.out, err
+	err := &Error{Msg: "unknown hook " + hook.String()}
+	p.other = appendError(p.other[:0], err.Error())
+	return p.other, err
 }
 
-// The handler calls are separate functions so that a panic in the policy
-// becomes an error output (the host fails closed with its text) instead of
-// killing the instance.
+// The run functions are the whole of a hook call, shared by the wasm
+// exports and Invoke. Each one recovers a panic of the handler with a single
+// deferred call (the output then carries only the error: the host fails
+// closed with its text, and the instance stays usable). See "Performance"
+// in doc.go for why they are shaped this way.
 
-func callServers(fn ServersFunc, in *ServersInput, out *ServersOutput) (err error) {
+func (p *Policy) runServers(input []byte) (out []byte, err error) {
+	o := &p.serversOut
+	o.reset()
+	in, perr := p.flat.Servers(input)
+	if perr != nil {
+		return o.fail(perr)
+	}
+	done := false
 	defer func() {
-		if r := recover(); r != nil {
-			err = panicErr(r)
+		if !done {
+			r := recover()
+			if p.servers == nil {
+				r = notRegistered(abi.HookServers)
+			}
+			out, err = o.fail(panicErr(r, abi.HookServers, input))
 		}
 	}()
-	fn(in, out)
-	return nil
+	p.servers(in, o) // a nil handler panics: reported as not registered
+	done = true
+	return o.finish(), nil
 }
 
-func callCredentials(fn CredentialsFunc, in *CredentialsInput, out *CredentialsOutput) (err error) {
+func (p *Policy) runCredentials(input []byte) (out []byte, err error) {
+	o := &p.credentialsOut
+	o.reset()
+	in, perr := p.flat.Credentials(input)
+	if perr != nil {
+		return o.fail(perr)
+	}
+	done := false
 	defer func() {
-		if r := recover(); r != nil {
-			err = panicErr(r)
+		if !done {
+			r := recover()
+			if p.credentials == nil {
+				r = notRegistered(abi.HookCredentials)
+			}
+			out, err = o.fail(panicErr(r, abi.HookCredentials, input))
 		}
 	}()
-	fn(in, out)
-	return nil
+	p.credentials(in, o) // a nil handler panics: reported as not registered
+	done = true
+	return o.finish(), nil
 }
 
-func callToolCall(fn ToolCallFunc, in *ToolCallInput, out *ToolCallOutput) (err error) {
+func (p *Policy) runToolCall(input []byte) (out []byte, err error) {
+	o := &p.toolCallOut
+	o.reset()
+	in, perr := p.flat.ToolCall(input)
+	if perr != nil {
+		return o.fail(perr)
+	}
+	done := false
 	defer func() {
-		if r := recover(); r != nil {
-			err = panicErr(r)
+		if !done {
+			r := recover()
+			if p.toolCall == nil {
+				r = notRegistered(abi.HookToolCall)
+			}
+			out, err = o.fail(panicErr(r, abi.HookToolCall, input))
 		}
 	}()
-	fn(in, out)
-	return nil
+	p.toolCall(in, o) // a nil handler panics: reported as not registered
+	done = true
+	return o.finish(), nil
 }
 
-// Error is an error raised by the SDK itself (not by input decoding, which
-// returns *abi.DecodeError).
+// Error is an error raised by the SDK itself (not by input parsing, which
+// returns *abi.InputError).
 type Error struct {
 	Msg string // what went wrong
 	Err error  // the underlying error, if any (e.g. a recovered panic value)
+
+	unregistered bool // the hook is not registered (reported as is, not as a panic)
 }
 
 // Error implements error.
@@ -231,10 +253,22 @@ func (e *Error) Error() string {
 func (e *Error) Unwrap() error { return e.Err }
 
 func notRegistered(h abi.Hook) error {
-	return &Error{Msg: h.String() + " hook is not registered"}
+	return &Error{Msg: h.String() + " hook is not registered", unregistered: true}
 }
 
-func panicErr(r any) error {
+// panicErr turns a recovered panic value into the call's error. A view
+// that read a reference outside the input panics with an *abi.InputError:
+// the input is malformed, and a full check of it gives the precise error.
+func panicErr(r any, h abi.Hook, input []byte) error {
+	if e, ok := r.(*Error); ok && e.unregistered {
+		return e
+	}
+	if ie, ok := r.(*abi.InputError); ok {
+		if err := abi.ValidateInput(h, input); err != nil {
+			return err
+		}
+		return ie
+	}
 	switch v := r.(type) {
 	case error:
 		return &Error{Msg: "policy panicked", Err: v}
@@ -244,171 +278,47 @@ func panicErr(r any) error {
 	return &Error{Msg: "policy panicked"}
 }
 
-// ServersOutput builds the output of the servers hook. Each call adds one
-// decision; several decisions for the same server compose like decisions of
-// different policies (the most restrictive action wins, allow lists
-// intersect, deny lists add up), so a handler never needs to look back.
-// Names, reasons and tool names may be input strings or constants; they
-// are encoded after the handler returns.
-type ServersOutput struct {
-	abi.ServersOutput
-}
-
-func (o *ServersOutput) reset() {
-	o.Decisions = o.Decisions[:0]
-	o.Error = ""
-}
-
-// add appends a decision, reusing a previous call's element and its slices.
-func (o *ServersOutput) add(name string, a abi.ServerAction, reason string) *abi.ServerDecision {
-	n := len(o.Decisions)
-	if n < cap(o.Decisions) {
-		o.Decisions = o.Decisions[:n+1]
-	} else {
-		o.Decisions = append(o.Decisions, abi.ServerDecision{})
-	}
-	d := &o.Decisions[n]
-	d.Name, d.Action, d.Reason = name, a, reason
-	d.AllowTools, d.DenyTools = d.AllowTools[:0], d.DenyTools[:0]
-	return d
-}
-
-// Expose records an explicit "expose" for server name (the default; useful
-// to put a reason in the decision log).
-func (o *ServersOutput) Expose(name, reason string) { o.add(name, abi.ServerExpose, reason) }
-
-// Disable lists server name without tools, with reason as its toolsError.
-func (o *ServersOutput) Disable(name, reason string) { o.add(name, abi.ServerDisable, reason) }
-
-// Hide removes server name from the thread.
-func (o *ServersOutput) Hide(name, reason string) { o.add(name, abi.ServerHide, reason) }
-
-// AllowTools restricts server name to the listed tools (an allow list; it
-// can only narrow what other decisions allow).
-func (o *ServersOutput) AllowTools(name string, tools ...string) {
-	d := o.add(name, abi.ServerExpose, "")
-	d.AllowTools = append(d.AllowTools, tools...)
-}
-
-// DenyTools removes the listed tools from server name.
-func (o *ServersOutput) DenyTools(name string, tools ...string) {
-	d := o.add(name, abi.ServerExpose, "")
-	d.DenyTools = append(d.DenyTools, tools...)
-}
-
-// Fail reports that the policy could not decide; the host fails closed
-// (disables every server the policy governs) with msg in the reason.
-func (o *ServersOutput) Fail(msg string) { o.Error = failMsg(msg) }
-
-func failMsg(msg string) string {
-	if msg == "" {
-		return "policy failed (no message)"
-	}
-	return msg
-}
-
-// CredentialsOutput builds the output of the credentials hook: decisions by
-// index into in.Server.Credentials. Several decisions for one index compose
-// (the most restrictive wins).
-type CredentialsOutput struct {
-	abi.CredentialsOutput
-}
-
-func (o *CredentialsOutput) reset() {
-	o.Decisions = o.Decisions[:0]
-	o.Error = ""
-}
-
-func (o *CredentialsOutput) add(index int, a abi.CredentialAction, reason string) {
-	if index < 0 || uint64(index) > 1<<32-1 {
-		o.Fail("sdk: credential index " + strconv.Itoa(index) + " out of range")
-		return
-	}
-	o.Decisions = append(o.Decisions, abi.CredentialDecision{Index: uint32(index), Action: a, Reason: reason})
-}
-
-// Local resolves credential index on the host (allowed only for a server
-// that runs locally or a host-config declaration the operator routed; the
-// baseline enforces that whatever the policy says).
-func (o *CredentialsOutput) Local(index int, reason string) {
-	o.add(index, abi.CredentialLocal, reason)
-}
-
-// Executor resolves credential index by name inside the executor.
-func (o *CredentialsOutput) Executor(index int, reason string) {
-	o.add(index, abi.CredentialExecutor, reason)
-}
-
-// Deny refuses credential index.
-func (o *CredentialsOutput) Deny(index int, reason string) {
-	o.add(index, abi.CredentialDeny, reason)
-}
-
-// Fail reports that the policy could not decide; the host fails closed.
-func (o *CredentialsOutput) Fail(msg string) { o.Error = failMsg(msg) }
-
-// ToolCallOutput builds the output of the tool_call hook. It starts as
-// "allow, arguments unchanged". (Its Rewrite method shadows the embedded
-// Rewrite flag; read the flag as out.ToolCallOutput.Rewrite.)
-type ToolCallOutput struct {
-	abi.ToolCallOutput
-}
-
-func (o *ToolCallOutput) reset() {
-	o.Action, o.Reason, o.Error = abi.ToolCallAllow, "", ""
-	o.ToolCallOutput.Rewrite = false
-	o.Arguments = o.Arguments[:0]
-}
-
-// Allow records an explicit allow. It does not undo an earlier Deny in the
-// same call: the most restrictive decision wins.
-func (o *ToolCallOutput) Allow() {}
-
-// Deny refuses the call; reason is returned to the caller.
-func (o *ToolCallOutput) Deny(reason string) {
-	if o.Action != abi.ToolCallDeny {
-		o.Action, o.Reason = abi.ToolCallDeny, reason
-	}
-}
-
-// Rewrite replaces the call's arguments with argsJSON, which must be a JSON
-// object (the host fails closed otherwise). argsJSON is copied into a reused
-// buffer, so the caller may reuse it.
-func (o *ToolCallOutput) Rewrite(argsJSON []byte) {
-	o.ToolCallOutput.Rewrite = true
-	o.Arguments = append(o.Arguments[:0], argsJSON...)
-}
-
-// Fail reports that the policy could not decide; the host fails closed
-// (denies the call) with msg in the reason.
-func (o *ToolCallOutput) Fail(msg string) { o.Error = failMsg(msg) }
-
-// EvalServers is a test helper: it encodes in, runs the registered servers
+// EvalServers is a test helper: it encodes in, runs the module's servers
 // handler through Invoke and returns a decoded copy of the output (safe to
 // keep across calls). err is Invoke's error.
-func EvalServers(in *ServersInput) (abi.ServersOutput, error) {
-	var out abi.ServersOutput
-	b, err := Invoke(abi.HookServers, in.AppendTo(nil))
-	if derr := out.Unmarshal(bytes.Clone(b)); derr != nil && err == nil {
-		err = derr
-	}
-	return out, err
+func EvalServers(in *abi.ServersInput) (abi.ServersOutput, error) {
+	return module.EvalServers(in)
 }
 
 // EvalCredentials is EvalServers for the credentials hook.
-func EvalCredentials(in *CredentialsInput) (abi.CredentialsOutput, error) {
-	var out abi.CredentialsOutput
-	b, err := Invoke(abi.HookCredentials, in.AppendTo(nil))
+func EvalCredentials(in *abi.CredentialsInput) (abi.CredentialsOutput, error) {
+	return module.EvalCredentials(in)
+}
+
+// EvalToolCall is EvalServers for the tool_call hook.
+func EvalToolCall(in *abi.ToolCallInput) (abi.ToolCallOutput, error) {
+	return module.EvalToolCall(in)
+}
+
+// EvalServers is the package-level EvalServers for policy p.
+func (p *Policy) EvalServers(in *abi.ServersInput) (abi.ServersOutput, error) {
+	var out abi.ServersOutput
+	b, err := p.Invoke(abi.HookServers, in.AppendTo(nil))
 	if derr := out.Unmarshal(bytes.Clone(b)); derr != nil && err == nil {
 		err = derr
 	}
 	return out, err
 }
 
-// EvalToolCall is EvalServers for the tool_call hook.
-func EvalToolCall(in *ToolCallInput) (abi.ToolCallOutput, error) {
+// EvalCredentials is the package-level EvalCredentials for policy p.
+func (p *Policy) EvalCredentials(in *abi.CredentialsInput) (abi.CredentialsOutput, error) {
+	var out abi.CredentialsOutput
+	b, err := p.Invoke(abi.HookCredentials, in.AppendTo(nil))
+	if derr := out.Unmarshal(bytes.Clone(b)); derr != nil && err == nil {
+		err = derr
+	}
+	return out, err
+}
+
+// EvalToolCall is the package-level EvalToolCall for policy p.
+func (p *Policy) EvalToolCall(in *abi.ToolCallInput) (abi.ToolCallOutput, error) {
 	var out abi.ToolCallOutput
-	b, err := Invoke(abi.HookToolCall, in.AppendTo(nil))
+	b, err := p.Invoke(abi.HookToolCall, in.AppendTo(nil))
 	if derr := out.Unmarshal(bytes.Clone(b)); derr != nil && err == nil {
 		err = derr
 	}

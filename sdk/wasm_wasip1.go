@@ -10,13 +10,14 @@ import (
 
 // The ABI v1 exports. //go:wasmexport works from this non-main package: the
 // exports are part of any module whose main package imports sdk (checked by
-// the examples/plugins tests).
+// the examples/plugins tests). Each hook export is the whole call: check
+// the input range, then the run function shared with Invoke.
 
 //go:wasmexport warden_abi_version
 func wardenABIVersion() int32 { return abi.Version }
 
 //go:wasmexport warden_hooks
-func wardenHooks() int32 { return int32(guest.hooks) }
+func wardenHooks() int32 { return int32(module.hooks) }
 
 // maxInput bounds warden_alloc; larger requests get 0 (out of memory) rather
 // than a runtime abort.
@@ -31,45 +32,50 @@ func wardenAlloc(size uint32) uint32 {
 	if size > maxInput {
 		return 0
 	}
-	if int(size) > len(guest.in) || len(guest.in) == 0 {
+	if int(size) > len(module.in) || len(module.in) == 0 {
 		n := (int(size) + 4095) &^ 4095 // whole 4 KiB blocks, at least one
 		if n == 0 {
 			n = 4096
 		}
-		guest.in = make([]byte, n)
+		module.in = make([]byte, n)
 	}
-	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(guest.in))))
+	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(module.in))))
 }
 
 //go:wasmexport warden_servers
-func wardenServers(ptr, n uint32) uint64 { return callHook(abi.HookServers, ptr, n) }
-
-//go:wasmexport warden_credentials
-func wardenCredentials(ptr, n uint32) uint64 { return callHook(abi.HookCredentials, ptr, n) }
-
-//go:wasmexport warden_tool_call
-func wardenToolCall(ptr, n uint32) uint64 { return callHook(abi.HookToolCall, ptr, n) }
-
-// callHook runs hook h on the input at [ptr, ptr+n), which must lie in the
-// warden_alloc buffer, and returns (out_ptr << 32) | out_len.
-func callHook(h abi.Hook, ptr, n uint32) uint64 {
-	var in []byte
-	if n > 0 {
-		base := uintptr(unsafe.Pointer(unsafe.SliceData(guest.in)))
-		off := uintptr(ptr) - base // wraps around when ptr < base
-		if len(guest.in) == 0 || uintptr(ptr) < base || off+uintptr(n) > uintptr(len(guest.in)) {
-			guest.out = (&abi.ServersOutput{Error: "sdk: hook input is not inside the warden_alloc buffer"}).AppendTo(guest.out[:0])
-			return pack(guest.out)
-		}
-		in = guest.in[off : off+uintptr(n)]
-	}
-	out, _ := guest.invoke(h, in)
+func wardenServers(ptr, n uint32) uint64 {
+	out, _ := module.runServers(input(ptr, n))
 	return pack(out)
 }
 
+//go:wasmexport warden_credentials
+func wardenCredentials(ptr, n uint32) uint64 {
+	out, _ := module.runCredentials(input(ptr, n))
+	return pack(out)
+}
+
+//go:wasmexport warden_tool_call
+func wardenToolCall(ptr, n uint32) uint64 {
+	out, _ := module.runToolCall(input(ptr, n))
+	return pack(out)
+}
+
+// input returns the hook input at [ptr, ptr+n), which must lie in the
+// warden_alloc buffer; an input outside it gives an empty slice, which the
+// parser rejects (an error output: the host fails closed). It is
+// branch-free: see "Performance" in doc.go.
+func input(ptr, n uint32) []byte {
+	size := uint64(len(module.in))
+	off := uint64(ptr) - uint64(uintptr(unsafe.Pointer(unsafe.SliceData(module.in)))) // wraps when ptr is below the buffer
+	bad := (size-off)>>63 | (size-off-uint64(n))>>63                                  // off > size, or n > size-off
+	keep := bad - 1                                                                   // all ones when the input is inside
+	off, m := off&keep, uint64(n)&keep
+	return module.in[off : off+m]
+}
+
+// pack returns (ptr << 32) | len, or 0 for an empty output.
 func pack(out []byte) uint64 {
-	if len(out) == 0 {
-		return 0
-	}
-	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(out))))<<32 | uint64(len(out))
+	n := uint64(len(out))
+	p := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(out))))
+	return (p<<32)&-((n|-n)>>63) | n
 }

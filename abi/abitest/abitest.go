@@ -123,3 +123,69 @@ func ToolCallInput(tool string, argsJSON string) *abi.ToolCallInput {
 		Caller:    "mcp-front-door",
 	}
 }
+
+// The functions below copy a view of a flat input into the Go struct by
+// reading every accessor: tests use them to check the views (and their
+// wasm build, examples/plugins/testdata/codeccheck) against Unmarshal.
+// Strings are views, as in Unmarshal.
+
+// ServersFromView reads every field of v.
+func ServersFromView(v abi.ServersView) *abi.ServersInput {
+	in := &abi.ServersInput{Thread: ThreadFromView(v.Thread()), HasRequirements: v.HasRequirements()}
+	for i, l := 0, v.Environments(); i < l.Len(); i++ {
+		in.Environments = append(in.Environments, environmentFromView(l.At(i)))
+	}
+	for i, l := 0, v.Servers(); i < l.Len(); i++ {
+		in.Servers = append(in.Servers, ServerFromView(l.At(i)))
+	}
+	for i, l := 0, v.Requirements(); i < l.Len(); i++ {
+		r := l.At(i)
+		in.Requirements = append(in.Requirements, abi.Requirement{Name: r.Name(), URL: r.URL(), Command: r.Command()})
+	}
+	return in
+}
+
+// CredentialsFromView reads every field of v.
+func CredentialsFromView(v abi.CredentialsView) *abi.CredentialsInput {
+	return &abi.CredentialsInput{Thread: ThreadFromView(v.Thread()), Server: ServerFromView(v.Server()), Route: v.Route(), Environment: environmentFromView(v.Environment())}
+}
+
+// ToolCallFromView reads every field of v.
+func ToolCallFromView(v abi.ToolCallView) *abi.ToolCallInput {
+	return &abi.ToolCallInput{Thread: ThreadFromView(v.Thread()), Server: v.Server(), PluginID: v.PluginID(), Tool: v.Tool(), Arguments: v.Arguments(), Caller: v.Caller()}
+}
+
+// ThreadFromView reads every field of v.
+func ThreadFromView(v abi.ThreadView) abi.Thread {
+	t := abi.Thread{ID: v.ID(), Kind: v.Kind()}
+	for i, l := 0, v.Roots(); i < l.Len(); i++ {
+		r := l.At(i)
+		t.Roots = append(t.Roots, abi.Root{ID: r.ID(), Location: r.Location(), EnvironmentID: r.EnvironmentID(), Path: r.Path()})
+	}
+	return t
+}
+
+func environmentFromView(v abi.EnvironmentView) abi.Environment {
+	return abi.Environment{ID: v.ID(), Local: v.Local(), Connected: v.Connected(), HTTPHeaderEnvVars: v.HTTPHeaderEnvVars(), Processes: v.Processes()}
+}
+
+// ServerFromView reads every field of v (its URLHost and TransportKind,
+// derived from URL and Transport, are not part of abi.Server).
+func ServerFromView(v abi.ServerView) abi.Server {
+	s := abi.Server{Name: v.Name(), Origin: v.Origin(), PluginID: v.PluginID(), Transport: v.Transport(), URL: v.URL(),
+		Command: v.Command(), Args: strs(v.Args()), Environment: v.Environment(), Enabled: v.Enabled(), Required: v.Required(),
+		EnabledTools: strs(v.EnabledTools()), DisabledTools: strs(v.DisabledTools())}
+	for i, l := 0, v.Credentials(); i < l.Len(); i++ {
+		c := l.At(i)
+		s.Credentials = append(s.Credentials, abi.Credential{Kind: c.Kind(), Name: c.Name(), EnvVar: c.EnvVar(), Owner: c.Owner(), ResolvesAt: c.ResolvesAt()})
+	}
+	return s
+}
+
+func strs(l abi.StringList) []string {
+	var ss []string
+	for i := 0; i < l.Len(); i++ {
+		ss = append(ss, l.At(i))
+	}
+	return ss
+}

@@ -1,12 +1,14 @@
 // Package policies_test builds every example policy as a wasip1 reactor
 // module and runs it in wazero, the way the host does: it checks the
 // module's exports and imports against the ABI, calls its hooks through
-// warden_alloc and the hook exports, and benchmarks the servers hook with
-// wazero's interrupt checks on (WithCloseOnContextDone).
+// warden_alloc and the hook exports, checks the wasm build of the abi views
+// against the native one, and benchmarks the servers hook with wazero's
+// interrupt checks on (WithCloseOnContextDone).
 package policies_test
 
 import (
 	"context"
+	"encoding/binary"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -25,6 +27,7 @@ import (
 
 	"github.com/warden-mcp/warden/abi"
 	"github.com/warden-mcp/warden/abi/abitest"
+	"github.com/warden-mcp/warden/examples/plugins/testdata/codeccheck/roundtrip"
 )
 
 var (
@@ -284,13 +287,22 @@ func TestHooksInWasm(t *testing.T) {
 				t.Fatalf("output %x, want empty (allow)", b)
 			}
 		}},
-		{"malformed input reports error", "reviewer-no-stdio", abi.HookServers, []byte{0x1a, 0x7f}, func(t *testing.T, b []byte) {
+		{"malformed input reports error", "reviewer-no-stdio", abi.HookServers, []byte("WDNF\x01"), func(t *testing.T, b []byte) {
 			var out abi.ServersOutput
 			if err := out.Unmarshal(b); err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(out.Error, "length past end") {
+			if out.Error != "abi: malformed ServersInput: header (at byte 5): unexpected end of input" {
 				t.Fatalf("error = %q", out.Error)
+			}
+		}},
+		{"field read past the input reports error", "allow-hosts", abi.HookServers, badURLHost(), func(t *testing.T, b []byte) {
+			var out abi.ServersOutput
+			if err := out.Unmarshal(b); err != nil {
+				t.Fatal(err)
+			}
+			if out.Error != "abi: malformed ServersInput: servers[0].url_host (at byte 216): reference past end of input" || len(out.Decisions) != 0 {
+				t.Fatalf("output = %+v", out)
 			}
 		}},
 	}
@@ -304,7 +316,7 @@ func TestHooksInWasm(t *testing.T) {
 				}
 				tc.check(t, out)
 			}
-			if tc.example == "allow-hosts" && (len(inst.logs) == 0 || !strings.HasPrefix(inst.logs[0], "debug: allow-hosts: disabled ")) {
+			if tc.name == "allow-hosts disables unknown hosts" && (len(inst.logs) == 0 || !strings.HasPrefix(inst.logs[0], "debug: allow-hosts: disabled ")) {
 				t.Fatalf("warden.log messages = %q", inst.logs)
 			}
 		})
@@ -333,16 +345,26 @@ func BenchmarkWasmServers20(b *testing.B) {
 	}
 }
 
-// TestWasmCodecMatchesNative decodes and re-encodes inputs (valid, from the
-// abi fuzz corpus, and randomly mutated) with the codec compiled for wasm
-// and natively: results and error texts must be identical. The wasm build
-// uses the branch-free decode primitives of abi/fast_wasm.go, which native
-// tests never run.
+// badURLHost returns a servers input whose first server's url_host runs
+// past the end: only a policy that reads it finds out.
+func badURLHost() []byte {
+	b := (&abi.ServersInput{Servers: []abi.Server{{Name: "a", Transport: "http", URL: "https://x.example.com/"}}}).AppendTo(nil)
+	server := int(binary.LittleEndian.Uint32(b[56+16:]))  // the servers list (root record at 56, slot 2)
+	binary.LittleEndian.PutUint32(b[server+96+4:], 1<<20) // url_host (slot 12): length 1 MiB
+	return b
+}
+
+// TestWasmCodecMatchesNative parses inputs (valid, relaid out, from the abi
+// fuzz corpus, and randomly mutated) with the abi views compiled for wasm
+// and natively, reads every field and re-encodes: results, parse errors and
+// view panics must be identical. The wasm build uses the wasm-only loads of
+// abi/load_wasm.go and the loop-free header check, which native tests never
+// run in wasm.
 func TestWasmCodecMatchesNative(t *testing.T) {
 	ctx := context.Background()
 	inst := newRawInstance(t, buildExample(t, "testdata/codeccheck"))
 	alloc := inst.mod.ExportedFunction("alloc")
-	roundtrip := inst.mod.ExportedFunction("roundtrip")
+	roundtripFn := inst.mod.ExportedFunction("roundtrip")
 	wasmRoundTrip := func(t *testing.T, h abi.Hook, in []byte) string {
 		res, err := alloc.Call(ctx, uint64(len(in)))
 		if err != nil {
@@ -351,7 +373,7 @@ func TestWasmCodecMatchesNative(t *testing.T) {
 		if !inst.mod.Memory().Write(uint32(res[0]), in) {
 			t.Fatal("write out of range")
 		}
-		res, err = roundtrip.Call(ctx, uint64(h), uint64(len(in)))
+		res, err = roundtripFn.Call(ctx, uint64(h), uint64(len(in)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -361,24 +383,35 @@ func TestWasmCodecMatchesNative(t *testing.T) {
 		}
 		return string(b)
 	}
-	type message interface {
-		AppendTo([]byte) []byte
-		Unmarshal([]byte) error
-	}
-	nativeRoundTrip := func(m message, in []byte) string {
-		if err := m.Unmarshal(in); err != nil {
-			return "ERR:" + err.Error()
-		}
-		return string(m.AppendTo(nil))
-	}
+	var flat abi.Flat
+	nativeRoundTrip := func(h abi.Hook, in []byte) string { return roundtrip.RoundTrip(&flat, h, in) }
 
+	var bigger, smaller [abitest.NumTypes]uint32
+	for ty, slots := range abitest.Schema {
+		bigger[ty], smaller[ty] = uint32(8*len(slots)+16), uint32(8*(len(slots)-1))
+	}
+	relaid := func(h abi.Hook, b []byte) [][]byte {
+		var out [][]byte
+		for _, l := range []abitest.Layout{{Strides: bigger, ExtraTypes: 2, Fill: 0xff}, {Strides: smaller}, {Dedup: true, StringsFirst: true}} {
+			r, err := abitest.Relayout(b, h, l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+		}
+		return out
+	}
 	big := abitest.ServersInput20()
-	big.Servers[3].URL = strings.Repeat("u", 200) // a long string: two-byte length
-	compact := (&abi.ServersOutput{}).AppendTo(nil)
+	big.Servers[3].URL = strings.Repeat("u", 200)
 	corpus := map[abi.Hook][][]byte{
-		abi.HookServers:     {abitest.ServersInput20().AppendTo(nil), big.AppendTo(nil), compact},
+		abi.HookServers:     {abitest.ServersInput20().AppendTo(nil), big.AppendTo(nil), (&abi.ServersInput{}).AppendTo(nil), badURLHost()},
 		abi.HookCredentials: {abitest.CredentialsInput().AppendTo(nil)},
 		abi.HookToolCall:    {abitest.ToolCallInput("delete_file", `{"path":"/"}`).AppendTo(nil)},
+	}
+	for h, seeds := range corpus {
+		for _, b := range seeds[:1] {
+			corpus[h] = append(corpus[h], relaid(h, b)...)
+		}
 	}
 	fuzzDirs := map[abi.Hook]string{
 		abi.HookServers:     "FuzzUnmarshalServersInput",
@@ -404,37 +437,32 @@ func TestWasmCodecMatchesNative(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	mutate := func(b []byte) []byte {
 		b = slices.Clone(b)
-		switch rng.IntN(4) {
+		if len(b) == 0 {
+			return b
+		}
+		switch rng.IntN(5) {
 		case 0: // flip a byte
-			if len(b) > 0 {
-				b[rng.IntN(len(b))] ^= byte(1 + rng.IntN(255))
-			}
+			b[rng.IntN(len(b))] ^= byte(1 + rng.IntN(255))
 		case 1: // truncate
-			if len(b) > 0 {
-				b = b[:rng.IntN(len(b))]
-			}
+			b = b[:rng.IntN(len(b))]
 		case 2: // insert a random byte
 			i := rng.IntN(len(b) + 1)
 			b = slices.Insert(b, i, byte(rng.IntN(256)))
-		case 3: // small value in a likely length or tag position
-			if len(b) > 0 {
-				b[rng.IntN(len(b))] = byte(rng.IntN(20))
+		case 3: // a small or large value in a u32 of the records
+			if len(b) > 64 {
+				i := 56 + 4*rng.IntN((len(b)-60)/4)
+				binary.LittleEndian.PutUint32(b[i:], []uint32{0, 1, 2, 7, 8, 100, 1 << 16, 1<<32 - 1}[rng.IntN(8)])
+			}
+		case 4: // a stride
+			if len(b) > 56 {
+				binary.LittleEndian.PutUint32(b[20+4*rng.IntN(9):], uint32(8*rng.IntN(20)))
 			}
 		}
 		return b
 	}
-	tests := []struct {
-		name string
-		hook abi.Hook
-		m    func() message
-	}{
-		{"ServersInput", abi.HookServers, func() message { return new(abi.ServersInput) }},
-		{"CredentialsInput", abi.HookCredentials, func() message { return new(abi.CredentialsInput) }},
-		{"ToolCallInput", abi.HookToolCall, func() message { return new(abi.ToolCallInput) }},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			seeds := corpus[tc.hook]
+	for _, h := range abi.Hooks() {
+		t.Run(h.String(), func(t *testing.T) {
+			seeds := corpus[h]
 			cases := slices.Clone(seeds)
 			for i := 0; i < 4000; i++ {
 				b := seeds[rng.IntN(len(seeds))]
@@ -443,12 +471,21 @@ func TestWasmCodecMatchesNative(t *testing.T) {
 				}
 				cases = append(cases, b)
 			}
-			native := tc.m()
+			kinds := map[string]int{}
 			for _, in := range cases {
-				want := nativeRoundTrip(native, in)
-				if got := wasmRoundTrip(t, tc.hook, in); got != want {
+				want := nativeRoundTrip(h, in)
+				if got := wasmRoundTrip(t, h, in); got != want {
 					t.Fatalf("input %x:\nwasm   %q\nnative %q", in, got, want)
 				}
+				k, _, _ := strings.Cut(want, ":")
+				if k != "ERR" && k != "PANIC" {
+					k = "ok"
+				}
+				kinds[k]++
+			}
+			t.Logf("%v", kinds)
+			if kinds["ok"] < 100 || kinds["ERR"] < 100 || h == abi.HookServers && kinds["PANIC"] == 0 {
+				t.Errorf("too few cases of a kind: %v", kinds)
 			}
 		})
 	}

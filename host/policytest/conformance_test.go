@@ -24,6 +24,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/warden-mcp/warden/abi"
+	"github.com/warden-mcp/warden/abi/abitest"
 	"github.com/warden-mcp/warden/host/internal/testbuild"
 	"github.com/warden-mcp/warden/host/policy"
 	"github.com/warden-mcp/warden/host/policytest"
@@ -234,10 +235,12 @@ func TestConformanceFixtures(t *testing.T) {
 // TestConformanceSameOutputs checks that the two guests' raw outputs for
 // every fixture input decode to equal messages (byte equality is not
 // required: the C guest writes some zero values the Go encoder omits), also
-// for re-encodings of each input that any ABI v1 reader must treat the same:
-// zero values omitted, fields in reverse order, unknown fields of every
-// skippable wire type, and singular embedded messages split in two (which
-// merge).
+// for re-encodings of each input in other valid layouts (abitest.Relayout,
+// written from docs/abi.md): a newer writer's (larger strides with unknown
+// slots, more record types), shared strings, strings before the records.
+// An older writer's layout (smaller strides: the last slot of every record
+// missing) changes the message, so there the two guests must only agree
+// with each other.
 func TestConformanceSameOutputs(t *testing.T) {
 	t.Parallel()
 	guests, _ := loadGuests(t)
@@ -250,11 +253,15 @@ func TestConformanceSameOutputs(t *testing.T) {
 				t.Fatalf("go guest: want error %q, got none", c.Expect.Error)
 			}
 			for _, v := range variants(t, hook, in) {
+				ref := want
+				if v.older {
+					ref = call(t, goG, hook, v.input)
+				}
 				for _, g := range guests {
 					got := call(t, g, hook, v.input)
-					if !reflect.DeepEqual(got.msg, want.msg) {
-						t.Errorf("%s guest, input %s (%s):\n got %s\nwant %s (go guest, input as encoded by the host)",
-							g.name, v.name, abbrev(v.input), js(got.msg), js(want.msg))
+					if !reflect.DeepEqual(got.msg, ref.msg) {
+						t.Errorf("%s guest, input %s (%s):\n got %s\nwant %s (go guest)",
+							g.name, v.name, abbrev(v.input), js(got.msg), js(ref.msg))
 					}
 				}
 			}
@@ -271,9 +278,9 @@ func js(v any) string {
 }
 
 // TestConformanceGenerated covers sizes that would bloat the fixture files:
-// 3-byte varint lengths, an input large enough that warden_alloc must grow
-// the C guest's memory, and an output larger than the C guest's static
-// output buffer (which must fail closed, not trap or truncate).
+// long strings, an input large enough that warden_alloc must grow the C
+// guest's memory, and an output larger than the C guest's static output
+// buffer (which must fail closed, not trap or truncate).
 func TestConformanceGenerated(t *testing.T) {
 	t.Parallel()
 	guests, _ := loadGuests(t)
@@ -289,7 +296,7 @@ func TestConformanceGenerated(t *testing.T) {
 		return got
 	}
 
-	t.Run("20 KB name (3-byte lengths)", func(t *testing.T) {
+	t.Run("20 KB name and argument", func(t *testing.T) {
 		name := "deny-" + strings.Repeat("é", 10000)
 		in := (&abi.ServersInput{Servers: []abi.Server{{Name: name, Args: []string{strings.Repeat("a", 20000)}}}}).AppendTo(nil)
 		out := same(t, abi.HookServers, in)
@@ -373,9 +380,12 @@ func TestConformanceCGuestIsFreestanding(t *testing.T) {
 // TestConformanceCGuestRobustness feeds the C guest truncated, mutated and
 // random inputs for every hook. It must never trap or return an output that
 // does not decode: each answer is a decision or an error-only output (fail
-// closed). The Go guest gets the same inputs, and the two must agree on
-// which inputs are malformed and, for the rest, on the decisions: the C
-// reader is exactly as strict as the host's Go decoder.
+// closed). The Go guest gets the same inputs. For a well-formed input (the
+// host's full check, abi.ValidateInput, accepts it) the two must give the
+// same answer. A malformed input may be answered with an error or, when the
+// policy never reads the bad part, with a decision (docs/abi.md §6: a
+// reader checks what it reads); when both guests decide, the decisions must
+// be equal.
 func TestConformanceCGuestRobustness(t *testing.T) {
 	t.Parallel()
 	guests, _ := loadGuests(t)
@@ -395,14 +405,18 @@ func TestConformanceCGuestRobustness(t *testing.T) {
 			answers[1]++
 		}
 		g := call(t, goG, hook, in)
-		if (c.errMsg == "") != (g.errMsg == "") {
-			t.Fatalf("%v hook, input %s: c guest error %q, go guest error %q", hook, abbrev(in), c.errMsg, g.errMsg)
+		wellFormed := abi.ValidateInput(hook, in) == nil
+		if wellFormed && (c.errMsg == "") != (g.errMsg == "") {
+			t.Fatalf("%v hook, well-formed input %s: c guest error %q, go guest error %q", hook, abbrev(in), c.errMsg, g.errMsg)
 		}
-		if c.errMsg == "" && !reflect.DeepEqual(c.msg, g.msg) {
+		if c.errMsg == "" && g.errMsg == "" && !reflect.DeepEqual(c.msg, g.msg) {
 			t.Fatalf("%v hook, input %s:\nc  %s\ngo %s", hook, abbrev(in), js(c.msg), js(g.msg))
 		}
 		if c.errMsg != "" && !onlyError(c.msg) {
 			t.Fatalf("%v hook, input %s: c guest error output carries decisions: %s", hook, abbrev(in), js(c.msg))
+		}
+		if g.errMsg != "" && !onlyError(g.msg) && !strings.HasPrefix(g.errMsg, "conformance:") {
+			t.Fatalf("%v hook, input %s: go guest error output carries decisions: %s", hook, abbrev(in), js(g.msg))
 		}
 	}
 
@@ -441,13 +455,19 @@ func TestConformanceCGuestRobustness(t *testing.T) {
 					}
 					for range 1 + rng.IntN(4) {
 						i := rng.IntN(len(in))
-						switch rng.IntN(3) {
+						switch rng.IntN(4) {
 						case 0:
 							in[i] = byte(rng.Uint32())
 						case 1:
 							in[i] ^= 1 << rng.IntN(8)
-						default:
-							in[i] = []byte{0x00, 0x7f, 0x80, 0xff, 0x03, 0x04, 0x06, 0x07}[rng.IntN(8)]
+						case 2: // a u32 of the records: often an offset, a length or a count
+							if len(in) > 64 {
+								j := 56 + 4*rng.IntN((len(in)-60)/4)
+								binary.LittleEndian.PutUint32(in[j:], []uint32{0, 1, 2, 8, 200, 1 << 16, 1<<31 + 5, 1<<32 - 1}[rng.IntN(8)])
+							}
+						default: // the header
+							j := 4 * rng.IntN(14)
+							binary.LittleEndian.PutUint32(in[j:], []uint32{0, 1, 2, 4, 7, 8, 9, 16, 96, 104, 1 << 20}[rng.IntN(11)])
 						}
 					}
 					check(t, hook, in)
@@ -459,11 +479,15 @@ func TestConformanceCGuestRobustness(t *testing.T) {
 					for i := range in {
 						in[i] = byte(rng.Uint32())
 					}
+					// Half of them behind a valid header, to reach the records.
+					if src := inputs[rng.IntN(len(inputs))]; rng.IntN(2) == 0 && len(src) >= 56 {
+						in = append(bytes.Clone(src[:56]), in...)
+					}
 					check(t, hook, in)
 				}
 			})
 			t.Run("adversarial", func(t *testing.T) {
-				for _, a := range adversarial() {
+				for _, a := range adversarial(hook) {
 					check(t, hook, a)
 				}
 			})
@@ -485,197 +509,85 @@ func onlyError(msg any) bool {
 }
 
 // adversarial returns hand-made malformed (and a few valid but unusual)
-// inputs; each is interpreted by every hook.
-func adversarial() [][]byte {
-	v := func(x uint64) []byte { return binary.AppendUvarint(nil, x) }
-	cat := func(parts ...[]byte) []byte { return bytes.Join(parts, nil) }
-	tag := func(num, wire uint64) []byte { return v(num<<3 | wire) }
-	str := func(num uint64, s []byte) []byte { return cat(tag(num, 2), v(uint64(len(s))), s) }
-	cred := str(3, []byte("SECRET_X"))
-	server := cat(str(1, []byte("deny-a")), str(9, cred))
-	return [][]byte{
-		{},
-		{0x00},                         // field number 0
-		{0x08},                         // truncated varint value
-		{0x80},                         // truncated tag
-		bytes.Repeat([]byte{0xff}, 11), // tag varint longer than 10 bytes
-		cat(tag(20, 0), bytes.Repeat([]byte{0xff}, 9), []byte{0x02}), // 10th byte > 1
-		cat(tag(20, 0), bytes.Repeat([]byte{0xff}, 9), []byte{0x01}), // max uint64: valid unknown field
-		cat(tag(20, 0), bytes.Repeat([]byte{0x80}, 10)),              // overlong, no terminator
-		tag(1<<29-1, 0), cat(tag(1<<29-1, 0), []byte{0}), // max field number (unknown, valid when complete)
-		cat(v(1<<29<<3), []byte{0}),                                        // field number 2^29: invalid
-		cat(v(1<<32<<3|2), []byte{0}),                                      // field number above 32 bits
-		cat(tag(20, 1), make([]byte, 8)), cat(tag(20, 1), make([]byte, 7)), // fixed64 unknown / truncated
-		cat(tag(20, 5), make([]byte, 4)), cat(tag(20, 5), make([]byte, 3)), // fixed32 unknown / truncated
-		cat(tag(20, 3)), cat(tag(20, 4)), cat(tag(20, 6), []byte{0}), cat(tag(20, 7), []byte{0}), // groups, undefined
-		cat(tag(1, 0), []byte{1}), // known field (thread) with the wrong wire type
-		cat(tag(1, 5), make([]byte, 4)),
-		cat(tag(2, 2), v(1<<32+1), []byte("abc")),     // length above 32 bits must not wrap
-		cat(tag(2, 2), v(1<<64-1), []byte("abc")),     // length 2^64-1
-		cat(tag(3, 2), v(3), []byte{0x0a, 0x05, 'a'}), // embedded length past the embedded end
-		str(3, server), str(2, server), // valid: a server (servers / credentials)
-		str(3, cat(str(1, []byte("x")), str(9, cat(tag(3, 2), v(50), []byte("SECRET_"))))), // credential overruns
-		str(2, cat(str(9, cred), tag(9, 0), []byte{1})),                                    // credentials field as a varint
-		str(1, str(3, str(1, []byte("root")))),                                             // thread with a root
-		str(1, str(3, cat(tag(1, 0), []byte{1}))),                                          // root id as a varint
-		str(1, cat(str(1, []byte("error")), str(1, []byte("ok")))),                         // last id wins
-		cat(str(1, str(1, []byte("error"))), str(1, str(2, []byte("reviewer")))),           // threads merge
-		cat(str(1, str(2, []byte("reviewer"))), str(3, cat(str(1, []byte("s")), str(4, []byte("stdio"))))),
-		cat(str(2, str(2, []byte("e"))), str(4, str(2, []byte("e"))), str(5, []byte("x"))),
-		bytes.Repeat(str(3, server), 200),
+// inputs of hook h, made by patching the encoding of a small valid one:
+// header fields, counts and offsets chosen to overflow 32-bit arithmetic,
+// zero messages, a record type missing from the stride table.
+func adversarial(h abi.Hook) [][]byte {
+	var base []byte
+	switch h {
+	case abi.HookServers:
+		base = (&abi.ServersInput{Thread: abi.Thread{ID: "t", Kind: "reviewer"}, Servers: []abi.Server{
+			{Name: "deny-a", Transport: "stdio", Args: []string{"--unsafe"}, Credentials: []abi.Credential{{EnvVar: "SECRET_X"}}},
+		}}).AppendTo(nil)
+	case abi.HookCredentials:
+		base = (&abi.CredentialsInput{Route: "exec-1", Server: abi.Server{Name: "s", Credentials: []abi.Credential{{EnvVar: "A"}, {EnvVar: "SECRET_B"}}}}).AppendTo(nil)
+	default:
+		base = (&abi.ToolCallInput{Server: "rewrite", Tool: "echo", Arguments: []byte(`{}`)}).AppendTo(nil)
 	}
+	set := func(at int, v uint32) []byte {
+		b := bytes.Clone(base)
+		binary.LittleEndian.PutUint32(b[at:], v)
+		return b
+	}
+	root := int(binary.LittleEndian.Uint32(base[12:]))
+	out := [][]byte{
+		{}, base[:19], base[:20], base[:55], base[:56],
+		set(0, 0x464E4458),           // magic
+		set(4, 2),                    // layout version 2
+		set(8, 8),                    // kind
+		set(16, 0),                   // no record types: every stride 0
+		set(16, 3),                   // three record types: the others missing
+		set(16, 1<<30),               // stride table past the end
+		set(20+4*6, 0),               // Server stride 0
+		set(20+4*6, 7),               // Server stride not a multiple of 8
+		set(20+4*6, 1<<31),           // Server stride huge
+		set(20+4*3, 8),               // Thread stride 8: only the id (an older writer)
+		set(12, uint32(len(base))),   // root past the end
+		set(12, 1<<32-8),             // root offset huge
+		set(root+4, 0),               // slot 0 count 0: the zero thread
+		set(root+4, 2),               // thread count 2
+		set(root, 1<<32-4),           // thread offset huge
+		set(root, uint32(len(base))), // thread past the end
+	}
+	// Every slot of every record: a huge offset, a huge count, both.
+	for i := root; i+8 <= len(base); i += 8 {
+		out = append(out, set(i, 1<<32-16), set(i+4, 1<<32-1), set(i+4, 1<<28))
+		b := set(i, 1<<31)
+		binary.LittleEndian.PutUint32(b[i+4:], 1<<31)
+		out = append(out, b)
+	}
+	return out
 }
 
 // ---------------------------------------------------------------- variants
 
-// wireField is one field of an encoded message.
-type wireField struct {
-	num, wire uint64
-	value     []byte // the whole value: varint bytes, fixed bytes, or the payload of a bytes field
-}
-
-// fieldInfo describes a field of the input schema: the embedded message's
-// type ("" for scalars) and whether it is repeated.
-type fieldInfo struct {
-	msg      string
-	repeated bool
-}
-
-var inputSchema = map[string]map[uint64]fieldInfo{
-	"ServersInput":     {1: {msg: "Thread"}, 2: {"Environment", true}, 3: {"Server", true}, 5: {"Requirement", true}},
-	"CredentialsInput": {1: {msg: "Thread"}, 2: {msg: "Server"}, 4: {msg: "Environment"}},
-	"ToolCallInput":    {1: {msg: "Thread"}},
-	"Thread":           {3: {"Root", true}},
-	"Server":           {7: {repeated: true}, 9: {"Credential", true}, 12: {repeated: true}, 13: {repeated: true}},
-	"Root":             {},
-	"Environment":      {},
-	"Credential":       {},
-	"Requirement":      {},
-}
-
-func inputType(h abi.Hook) string {
-	switch h {
-	case abi.HookServers:
-		return "ServersInput"
-	case abi.HookCredentials:
-		return "CredentialsInput"
-	}
-	return "ToolCallInput"
-}
-
-func parseFields(t *testing.T, b []byte) []wireField {
-	t.Helper()
-	var fs []wireField
-	for len(b) > 0 {
-		tag, n := binary.Uvarint(b)
-		if n <= 0 {
-			t.Fatalf("bad tag in % x", b)
-		}
-		b = b[n:]
-		f := wireField{num: tag >> 3, wire: tag & 7}
-		switch f.wire {
-		case 0:
-			_, n = binary.Uvarint(b)
-			f.value, b = b[:n], b[n:]
-		case 1:
-			f.value, b = b[:8], b[8:]
-		case 2:
-			l, n := binary.Uvarint(b)
-			f.value, b = b[n:n+int(l)], b[n+int(l):]
-		case 5:
-			f.value, b = b[:4], b[4:]
-		default:
-			t.Fatalf("unexpected wire type %d", f.wire)
-		}
-		fs = append(fs, f)
-	}
-	return fs
-}
-
-func appendField(b []byte, f wireField) []byte {
-	b = binary.AppendUvarint(b, f.num<<3|f.wire)
-	if f.wire == 2 {
-		b = binary.AppendUvarint(b, uint64(len(f.value)))
-	}
-	return append(b, f.value...)
-}
-
-// unknownFields are fields of numbers no ABI v1 message uses, one per
-// skippable wire type, including the largest field number and value.
-var unknownFields = func() []byte {
-	var b []byte
-	b = appendField(b, wireField{num: 16, wire: 0, value: binary.AppendUvarint(nil, 1<<64-1)})
-	b = append(binary.AppendUvarint(b, 17<<3|1), 1, 2, 3, 4, 5, 6, 7, 8)
-	b = appendField(b, wireField{num: 18, wire: 2, value: []byte("\x0a\x03not a field of this message")})
-	b = append(binary.AppendUvarint(b, 19<<3|5), 1, 2, 3, 4)
-	b = appendField(b, wireField{num: 1<<29 - 1, wire: 0, value: []byte{0}})
-	return b
-}()
-
-// transform re-encodes message b of type typ, recursively:
-//   - compact: singular fields holding a zero value are dropped;
-//   - reverse: fields are stably sorted by descending number (repeated
-//     elements keep their order);
-//   - unknown: unknownFields go before every field and at the end;
-//   - split: a singular embedded message is sent as two fields holding the
-//     first and second half of its fields, which a reader must merge.
-func transform(t *testing.T, typ string, b []byte, mode string) []byte {
-	t.Helper()
-	schema := inputSchema[typ]
-	fs := parseFields(t, b)
-	var out []wireField
-	for _, f := range fs {
-		info := schema[f.num]
-		if info.msg != "" {
-			f.value = transform(t, info.msg, f.value, mode)
-		}
-		if mode == "compact" && !info.repeated && (len(f.value) == 0 || f.wire == 0 && f.value[0] == 0) {
-			continue
-		}
-		if mode == "split" && info.msg != "" && !info.repeated {
-			sub := parseFields(t, f.value)
-			var a, z []byte
-			for i, g := range sub {
-				if i < len(sub)/2 {
-					a = appendField(a, g)
-				} else {
-					z = appendField(z, g)
-				}
-			}
-			out = append(out, wireField{f.num, 2, a}, wireField{f.num, 2, z})
-			continue
-		}
-		out = append(out, f)
-	}
-	if mode == "reverse" {
-		slices.SortStableFunc(out, func(a, b wireField) int { return int(b.num) - int(a.num) })
-	}
-	var enc []byte
-	for _, f := range out {
-		if mode == "unknown" {
-			enc = append(enc, unknownFields...)
-		}
-		enc = appendField(enc, f)
-	}
-	if mode == "unknown" {
-		enc = append(enc, unknownFields...)
-	}
-	return enc
-}
-
 type variant struct {
 	name  string
 	input []byte
+	older bool // an older writer's layout: the message is not the same
 }
 
 func variants(t *testing.T, hook abi.Hook, in []byte) []variant {
 	t.Helper()
-	typ := inputType(hook)
-	vs := []variant{{"as encoded by the host (full form)", in}}
-	all := in
-	for _, mode := range []string{"compact", "reverse", "unknown", "split"} {
-		vs = append(vs, variant{mode, transform(t, typ, in, mode)})
-		all = transform(t, typ, all, mode)
+	var bigger, smaller [abitest.NumTypes]uint32
+	for ty, slots := range abitest.Schema {
+		bigger[ty], smaller[ty] = uint32(8*len(slots)+24), uint32(8*(len(slots)-1))
 	}
-	return append(vs, variant{"compact+reverse+unknown+split", all})
+	vs := []variant{{"as encoded by the host", in, false}}
+	for _, l := range []struct {
+		name  string
+		l     abitest.Layout
+		older bool
+	}{
+		{"newer writer: larger strides, unknown slots, more record types", abitest.Layout{Strides: bigger, ExtraTypes: 2, Fill: 0xa5}, false},
+		{"shared strings, placed before the records", abitest.Layout{Dedup: true, StringsFirst: true}, false},
+		{"older writer: the last slot of every record missing", abitest.Layout{Strides: smaller}, true},
+	} {
+		b, err := abitest.Relayout(in, hook, l.l)
+		if err != nil {
+			t.Fatalf("%s: %v", l.name, err)
+		}
+		vs = append(vs, variant{l.name, b, l.older})
+	}
+	return vs
 }

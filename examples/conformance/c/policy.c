@@ -11,10 +11,11 @@
  *
  *   1. ABI glue: warden_abi_version, warden_hooks, warden_alloc, the output
  *      buffer and the hook entry points' common checks.
- *   2. The schema of the input messages, and validate(), which checks a
- *      whole input as strictly as the host's Go decoder does.
- *   3. Field getters over validated messages.
- *   4. The policy: the three hooks.
+ *   2. Opening an input: the header, the root record and its messages,
+ *      checked with the flat reader of wire.h.
+ *   3. The policy: the three hooks. Every field it reads is checked as it
+ *      is read (wire.h); a reference outside the input turns the answer
+ *      into an error output.
  *
  * Memory: the stack comes first (-Wl,--stack-first, so that an overflow
  * traps instead of overwriting data), then static data; the input buffer
@@ -108,113 +109,7 @@ static uint64_t fail(span a, span b) {
 	return finish(&w);
 }
 
-/* ============================================================= 2. schema */
-
-/*
- * The input messages, field by field (docs/abi.md section 8). validate()
- * walks an input with them so that malformed input is rejected up front,
- * exactly where the host's Go decoder (and so the Go guest) rejects it:
- * a known field with the wrong wire type, a malformed embedded message even
- * in a field this policy never reads, and the errors of next_field. Unknown
- * field numbers are skipped. After validate() succeeds the policy code can
- * read fields without checking anything.
- */
-typedef struct msgtype msgtype;
-typedef struct {
-	uint8_t wire;       /* expected wire type */
-	const msgtype *msg; /* embedded message type, or 0 */
-} fielddesc;
-struct msgtype {
-	const char *name;
-	uint32_t nfields;        /* fields are numbered 1..nfields (true of every v1 input) */
-	const fielddesc *fields; /* fields[n-1] describes field n */
-};
-
-#define STR {WIRE_BYTES, 0}
-#define BOOL {WIRE_VARINT, 0}
-#define MSG(t) {WIRE_BYTES, &t}
-
-static const fielddesc root_fields[] = {STR, STR, STR, STR};
-static const msgtype Root = {"Root", 4, root_fields};
-
-static const fielddesc thread_fields[] = {STR, STR, MSG(Root)};
-static const msgtype Thread = {"Thread", 3, thread_fields};
-
-static const fielddesc environment_fields[] = {STR, BOOL, BOOL, BOOL, BOOL};
-static const msgtype Environment = {"Environment", 5, environment_fields};
-
-static const fielddesc credential_fields[] = {STR, STR, STR, STR, STR};
-static const msgtype Credential = {"Credential", 5, credential_fields};
-
-static const fielddesc server_fields[] = {
-	STR,             /* 1 name */
-	STR,             /* 2 origin */
-	STR,             /* 3 plugin_id */
-	STR,             /* 4 transport */
-	STR,             /* 5 url */
-	STR,             /* 6 command */
-	STR,             /* 7 args (repeated) */
-	STR,             /* 8 environment */
-	MSG(Credential), /* 9 credentials (repeated) */
-	BOOL,            /* 10 enabled */
-	BOOL,            /* 11 required */
-	STR,             /* 12 enabled_tools (repeated) */
-	STR,             /* 13 disabled_tools (repeated) */
-};
-static const msgtype Server = {"Server", 13, server_fields};
-
-static const fielddesc requirement_fields[] = {STR, STR, STR};
-static const msgtype Requirement = {"Requirement", 3, requirement_fields};
-
-static const fielddesc servers_input_fields[] = {
-	MSG(Thread), MSG(Environment) /* repeated */, MSG(Server) /* repeated */, BOOL, MSG(Requirement) /* repeated */,
-};
-static const msgtype ServersInput = {"ServersInput", 5, servers_input_fields};
-
-static const fielddesc credentials_input_fields[] = {MSG(Thread), MSG(Server), STR, MSG(Environment)};
-static const msgtype CredentialsInput = {"CredentialsInput", 4, credentials_input_fields};
-
-static const fielddesc tool_call_input_fields[] = {MSG(Thread), STR, STR, STR, STR /* bytes: JSON */, STR};
-static const msgtype ToolCallInput = {"ToolCallInput", 6, tool_call_input_fields};
-
-/* Where validation failed: the innermost message and field, and why. */
-typedef struct {
-	const char *msg;
-	uint32_t field; /* 0 when the tag itself could not be read */
-	int rc;
-} decode_error;
-
-static int validate(const msgtype *t, span msg, decode_error *err) {
-	reader r = reader_of(msg);
-	field f;
-	int rc;
-	for (;;) {
-		f.num = 0; /* set by next_field once the tag is read, for the error */
-		if ((rc = next_field(&r, &f)) != WIRE_OK) break;
-		if (f.num > t->nfields) continue; /* unknown field: skipped */
-		const fielddesc *d = &t->fields[f.num - 1];
-		if (f.wire != d->wire) {
-			rc = WIRE_ERR_WIRETYPE;
-			break;
-		}
-		if (d->msg && !validate(d->msg, f.data, err)) return 0; /* err set by the inner call */
-	}
-	if (rc == WIRE_END) return 1;
-	err->msg = t->name;
-	err->field = f.num;
-	err->rc = rc;
-	return 0;
-}
-
-/* Decimal digits of v (for error messages) in buf; returns the span. */
-static span utoa(uint32_t v, uint8_t buf[10]) {
-	uint8_t *p = buf + 10;
-	do {
-		*--p = (uint8_t)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	return (span){p, (uint32_t)(buf + 10 - p)};
-}
+/* ============================================================== 2. input */
 
 static span cstr(const char *s) {
 	uint32_t n = 0;
@@ -222,108 +117,52 @@ static span cstr(const char *s) {
 	return (span){(const uint8_t *)s, n};
 }
 
-/* malformed returns the error output for a validation failure, e.g.
- * "conformance: malformed input: Server field 9: length past end of input". */
-static uint64_t malformed(const decode_error *e) {
-	writer w = writer_of(out_buf, OUT_CAP);
-	uint8_t digits[10];
-	span parts[6] = {LIT("conformance: malformed input: "), cstr(e->msg), {0, 0}, {0, 0}, LIT(": "),
-			 cstr(wire_error_text(e->rc))};
-	if (e->field) {
-		parts[2] = LIT(" field ");
-		parts[3] = utoa(e->field, digits);
-	}
-	uint32_t n = 0;
-	for (int i = 0; i < 6; i++) n += parts[i].len;
-	put_tag(&w, FIELD_ERROR, WIRE_BYTES);
-	put_varint(&w, n);
-	for (int i = 0; i < 6; i++) put_raw(&w, parts[i]);
-	return finish(&w);
+/* bad_input returns the error output for a malformed input, e.g.
+ * "conformance: malformed input: reference past end of input". */
+static uint64_t bad_input(int rc) {
+	return fail(LIT("conformance: malformed input: "), cstr(flat_error_text(rc)));
 }
 
-/* begin_hook turns (ptr, len) into a validated input span, or returns
- * nonzero with *result set to an error output. */
-static int begin_hook(const msgtype *t, uint32_t ptr, uint32_t len, span *in, uint64_t *result) {
-	decode_error e = {0, 0, 0};
-	if (!input_span(ptr, len, in)) {
+/* begin_hook turns (ptr, len) into an opened input of the given kind and
+ * checks the root record's messages (the thread, and for credentials the
+ * server and the environment), as the Go SDK does before calling a handler.
+ * It returns nonzero with *result set to an error output on failure. */
+static int begin_hook(uint32_t kind, uint32_t ptr, uint32_t len, input *in, uint64_t *result) {
+	span s;
+	if (!input_span(ptr, len, &s)) {
 		*result = fail(LIT("conformance: hook input is not inside the warden_alloc buffer"), LIT(""));
 		return 1;
 	}
-	if (!validate(t, *in, &e)) {
-		*result = malformed(&e);
+	int rc = open_input(in, s.ptr, s.len, kind);
+	if (rc != FLAT_OK) {
+		*result = bad_input(rc);
+		return 1;
+	}
+	uint32_t root_type = kind == KIND_SERVERS ? T_SERVERS_INPUT : kind == KIND_CREDENTIALS ? T_CREDENTIALS_INPUT : T_TOOL_CALL_INPUT;
+	rec root = root_record(in, root_type);
+	msg(in, root, 0, T_THREAD); /* slot 0 of every root record */
+	if (kind == KIND_CREDENTIALS) {
+		msg(in, root, CI_SERVER, T_SERVER);
+		msg(in, root, CI_ENVIRONMENT, T_ENVIRONMENT);
+	}
+	if (in->err) {
+		*result = bad_input(FLAT_BOUNDS);
 		return 1;
 	}
 	return 0;
 }
 
-/* ============================================================ 3. getters */
-
-/*
- * Getters over a validated message. They follow proto3: a singular field
- * that appears more than once takes its last value, and a singular embedded
- * message that appears more than once is the merge of all of them (so its
- * repeated fields are the concatenation, in order).
- */
-
-/* string_field returns string field num of msg ("" when absent). */
-static span string_field(span msg, uint32_t num) {
-	span v = {0, 0};
-	reader r = reader_of(msg);
-	field f;
-	while (next_field(&r, &f) == WIRE_OK)
-		if (f.num == num) v = f.data;
-	return v;
+/* finish_hook returns the output of a hook that read in: w's contents, or
+ * an error output if a read found a reference outside the input (the
+ * decisions written so far are dropped). */
+static uint64_t finish_hook(const input *in, writer *w) {
+	if (in->err) return bad_input(FLAT_BOUNDS);
+	return finish(w);
 }
 
-/* nested_string_field returns string field num of the (merged) embedded
- * message field outer of msg, e.g. thread.id. */
-static span nested_string_field(span msg, uint32_t outer, uint32_t num) {
-	span v = {0, 0};
-	reader r = reader_of(msg);
-	field f;
-	while (next_field(&r, &f) == WIRE_OK) {
-		if (f.num != outer) continue;
-		reader inner = reader_of(f.data);
-		field g;
-		while (next_field(&inner, &g) == WIRE_OK)
-			if (g.num == num) v = g.data;
-	}
-	return v;
-}
+/* ============================================================= 3. policy */
 
-/* each(msg, num) iterates over the occurrences of a repeated field:
- *
- *     iter it = each(server, 7);
- *     span arg;
- *     while (next(&it, &arg)) ...
- */
-typedef struct {
-	reader r;
-	uint32_t num;
-} iter;
-
-static iter each(span msg, uint32_t num) { return (iter){reader_of(msg), num}; }
-
-static int next(iter *it, span *v) {
-	field f;
-	while (next_field(&it->r, &f) == WIRE_OK) {
-		if (f.num == it->num) {
-			*v = f.data;
-			return 1;
-		}
-	}
-	return 0;
-}
-
-/* ============================================================= 4. policy */
-
-/* Field numbers used below (docs/abi.md section 8). */
-enum { THREAD_ID = 1, THREAD_KIND = 2 };
-enum { SERVER_NAME = 1, SERVER_TRANSPORT = 4, SERVER_ARGS = 7, SERVER_CREDENTIALS = 9 };
-enum { CREDENTIAL_ENV_VAR = 3 };
-enum { SERVERS_IN_THREAD = 1, SERVERS_IN_SERVERS = 3 };
-enum { CREDENTIALS_IN_SERVER = 2, CREDENTIALS_IN_ROUTE = 3 };
-enum { TOOL_CALL_IN_SERVER = 2, TOOL_CALL_IN_TOOL = 4 };
+/* Field numbers of the outputs (docs/abi.md section 8). */
 enum { OUT_DECISIONS = 1 }; /* ServersOutput and CredentialsOutput */
 enum { DECISION_NAME = 1, DECISION_ACTION = 2, DECISION_REASON = 3, DECISION_ALLOW_TOOLS = 4, DECISION_DENY_TOOLS = 5 };
 enum { CRED_DECISION_INDEX = 1, CRED_DECISION_ACTION = 2, CRED_DECISION_REASON = 3 };
@@ -343,26 +182,28 @@ static void decide(writer *w, span name, uint32_t action, span a, span b) {
 	end_message(w, d);
 }
 
-static void decide_server(writer *w, span kind, span s) {
-	span name = string_field(s, SERVER_NAME);
+/* decide_server applies the first matching rule to server s. It reads the
+ * same fields, in the same cases, as ../go/main.go (a guest reports a
+ * reference outside the input only if it reads it). */
+static void decide_server(input *in, writer *w, span kind, rec s) {
 	span none = LIT("");
-	span v;
-	iter it;
 
-	/* a) reviewer threads hide stdio servers */
-	if (span_eq(kind, LIT("reviewer")) && span_eq(string_field(s, SERVER_TRANSPORT), LIT("stdio"))) {
-		decide(w, name, HIDE, LIT("reviewer: stdio hidden"), none);
+	/* a) reviewer threads hide stdio servers (the transport kind: no string
+	   comparison) */
+	if (span_eq(kind, LIT("reviewer")) && flags(in, s, SV_FLAGS, 1) == TRANSPORT_STDIO) {
+		decide(w, str(in, s, SV_NAME), HIDE, LIT("reviewer: stdio hidden"), none);
 		return;
 	}
 	/* b) deny-* names are disabled */
+	span name = str(in, s, SV_NAME);
 	if (span_has_prefix(name, LIT("deny-"))) {
 		decide(w, name, DISABLE, LIT("denied by name: "), name);
 		return;
 	}
 	/* c) a credential read from a SECRET_* variable disables the server */
-	it = each(s, SERVER_CREDENTIALS);
-	while (next(&it, &v)) {
-		span env = string_field(v, CREDENTIAL_ENV_VAR);
+	list creds = records(in, s, SV_CREDENTIALS, T_CREDENTIAL);
+	for (uint32_t i = 0; i < creds.n; i++) {
+		span env = str(in, at(in, creds, i), CR_ENV_VAR);
 		if (span_has_prefix(env, LIT("SECRET_"))) {
 			decide(w, name, DISABLE, LIT("secret credential "), env);
 			return;
@@ -381,9 +222,9 @@ static void decide_server(writer *w, span kind, span s) {
 		return;
 	}
 	/* e) --unsafe in the arguments disables the server */
-	it = each(s, SERVER_ARGS);
-	while (next(&it, &v)) {
-		if (span_eq(v, LIT("--unsafe"))) {
+	list args = strings(in, s, SV_ARGS);
+	for (uint32_t i = 0; i < args.n; i++) {
+		if (span_eq(str_at(in, args, i), LIT("--unsafe"))) {
 			decide(w, name, DISABLE, LIT("unsafe args"), none);
 			return;
 		}
@@ -392,60 +233,60 @@ static void decide_server(writer *w, span kind, span s) {
 }
 
 EXPORT("warden_servers") uint64_t warden_servers(uint32_t ptr, uint32_t len) {
-	span in, s;
+	input in;
 	uint64_t result;
-	if (begin_hook(&ServersInput, ptr, len, &in, &result)) return result;
+	if (begin_hook(KIND_SERVERS, ptr, len, &in, &result)) return result;
 
 	log_span(LOG_DEBUG, LIT("conformance: servers hook (C guest)"));
-	span id = nested_string_field(in, SERVERS_IN_THREAD, THREAD_ID);
-	span kind = nested_string_field(in, SERVERS_IN_THREAD, THREAD_KIND);
+	rec root = root_record(&in, T_SERVERS_INPUT);
+	rec thread = msg(&in, root, SI_THREAD, T_THREAD);
+	span id = str(&in, thread, TH_ID);
+	span kind = str(&in, thread, TH_KIND);
+	if (in.err) return bad_input(FLAT_BOUNDS);
 	if (span_eq(id, LIT("error"))) return fail(LIT("conformance: asked to fail"), LIT(""));
 
 	writer w = writer_of(out_buf, OUT_CAP);
-	iter it = each(in, SERVERS_IN_SERVERS);
-	while (next(&it, &s)) decide_server(&w, kind, s);
-	return finish(&w);
+	list servers = records(&in, root, SI_SERVERS, T_SERVER);
+	for (uint32_t i = 0; i < servers.n && !in.err; i++) decide_server(&in, &w, kind, at(&in, servers, i));
+	return finish_hook(&in, &w);
 }
 
 EXPORT("warden_credentials") uint64_t warden_credentials(uint32_t ptr, uint32_t len) {
-	span in, server, cred;
+	input in;
 	uint64_t result;
-	if (begin_hook(&CredentialsInput, ptr, len, &in, &result)) return result;
+	if (begin_hook(KIND_CREDENTIALS, ptr, len, &in, &result)) return result;
 
-	span route = string_field(in, CREDENTIALS_IN_ROUTE);
+	rec root = root_record(&in, T_CREDENTIALS_INPUT);
+	span route = str(&in, root, CI_ROUTE);
+	rec server = msg(&in, root, CI_SERVER, T_SERVER);
+	list creds = records(&in, server, SV_CREDENTIALS, T_CREDENTIAL);
 	writer w = writer_of(out_buf, OUT_CAP);
-	uint32_t index = 0;
-	/* server is singular but merges if repeated: walk every occurrence. */
-	iter servers = each(in, CREDENTIALS_IN_SERVER);
-	while (next(&servers, &server)) {
-		iter creds = each(server, SERVER_CREDENTIALS);
-		while (next(&creds, &cred)) {
-			span env = string_field(cred, CREDENTIAL_ENV_VAR);
-			uint32_t d = begin_message(&w, OUT_DECISIONS);
-			put_varint_field(&w, CRED_DECISION_INDEX, index);
-			if (span_has_prefix(env, LIT("SECRET_"))) {
-				put_varint_field(&w, CRED_DECISION_ACTION, DENY_CREDENTIAL);
-				put_string(&w, CRED_DECISION_REASON, LIT("secret"));
-			} else if (!span_eq(route, LIT("local"))) {
-				put_varint_field(&w, CRED_DECISION_ACTION, EXECUTOR);
-				put_string2(&w, CRED_DECISION_REASON, LIT("route "), route);
-			} else {
-				put_varint_field(&w, CRED_DECISION_ACTION, LOCAL);
-			}
-			end_message(&w, d);
-			index++;
+	for (uint32_t i = 0; i < creds.n && !in.err; i++) {
+		span env = str(&in, at(&in, creds, i), CR_ENV_VAR);
+		uint32_t d = begin_message(&w, OUT_DECISIONS);
+		put_varint_field(&w, CRED_DECISION_INDEX, i);
+		if (span_has_prefix(env, LIT("SECRET_"))) {
+			put_varint_field(&w, CRED_DECISION_ACTION, DENY_CREDENTIAL);
+			put_string(&w, CRED_DECISION_REASON, LIT("secret"));
+		} else if (!span_eq(route, LIT("local"))) {
+			put_varint_field(&w, CRED_DECISION_ACTION, EXECUTOR);
+			put_string2(&w, CRED_DECISION_REASON, LIT("route "), route);
+		} else {
+			put_varint_field(&w, CRED_DECISION_ACTION, LOCAL);
 		}
+		end_message(&w, d);
 	}
-	return finish(&w);
+	return finish_hook(&in, &w);
 }
 
 EXPORT("warden_tool_call") uint64_t warden_tool_call(uint32_t ptr, uint32_t len) {
-	span in;
+	input in;
 	uint64_t result;
-	if (begin_hook(&ToolCallInput, ptr, len, &in, &result)) return result;
+	if (begin_hook(KIND_TOOL_CALL, ptr, len, &in, &result)) return result;
 
-	span tool = string_field(in, TOOL_CALL_IN_TOOL);
-	span server = string_field(in, TOOL_CALL_IN_SERVER);
+	rec root = root_record(&in, T_TOOL_CALL_INPUT);
+	span tool = str(&in, root, TC_TOOL);
+	span server = str(&in, root, TC_SERVER);
 	writer w = writer_of(out_buf, OUT_CAP);
 	if (span_eq(tool, LIT("fail"))) {
 		put_varint_field(&w, TOOL_OUT_ACTION, DENY);
@@ -454,5 +295,5 @@ EXPORT("warden_tool_call") uint64_t warden_tool_call(uint32_t ptr, uint32_t len)
 		put_varint_field(&w, TOOL_OUT_REWRITE, 1);
 		put_string(&w, TOOL_OUT_ARGUMENTS, LIT("{\"text\":\"rewritten\"}"));
 	}
-	return finish(&w); /* nothing written: allow, arguments unchanged */
+	return finish_hook(&in, &w); /* nothing written: allow, arguments unchanged */
 }

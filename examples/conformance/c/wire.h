@@ -1,19 +1,28 @@
 /*
- * wire.h: a minimal protobuf-wire reader and writer for warden policy guests
- * (ABI v1, docs/abi.md section 6). Freestanding: no libc, no allocation.
+ * wire.h: the two encodings of the warden policy ABI (docs/abi.md) for a
+ * freestanding C guest: a reader for hook inputs in the "warden flat"
+ * layout (section 6) and a writer for hook outputs in the protobuf wire
+ * format (section 7). No libc, no allocation.
  *
- * Reading. A message is a span of bytes. A reader walks its fields one at a
- * time with next_field(), which checks every length against the end of the
- * span, so no read ever leaves the input. Strings and embedded messages are
- * returned as spans pointing into the input (zero copy).
+ * Reading. An input is a header and records of 8-byte slots, every integer
+ * a little-endian u32. The reader checks every reference it follows against
+ * the input's length, so no read ever leaves the input: a reference that
+ * does not fit sets `in->err` (sticky) and reads as empty, and the guest
+ * answers with an error output when it sees the flag. Strings are returned
+ * as spans pointing into the input (zero copy).
  *
- *     reader r = reader_of(msg);
- *     field f;
- *     int rc;
- *     while ((rc = next_field(&r, &f)) == WIRE_OK) {
- *         if (f.num == 1 && f.wire == WIRE_BYTES) name = f.data;
+ *     input in;
+ *     if (open_input(&in, buf, len, KIND_SERVERS) != FLAT_OK) ... malformed header
+ *     rec root = root_record(&in, T_SERVERS_INPUT);
+ *     rec thread = msg(&in, root, SI_THREAD, T_THREAD);
+ *     span kind = str(&in, thread, TH_KIND);
+ *     list servers = records(&in, root, SI_SERVERS, T_SERVER);
+ *     for (uint32_t i = 0; i < servers.n; i++) {
+ *         rec s = at(&in, servers, i);
+ *         span name = str(&in, s, SV_NAME);
+ *         ...
  *     }
- *     if (rc < 0) ... malformed: rc is one of the WIRE_ERR_* codes
+ *     if (in.err) ... malformed: a reference outside the input
  *
  * Writing. A writer appends tag/value pairs to a caller-provided buffer. It
  * never writes past the buffer: when a value does not fit, it sets `full` and
@@ -55,108 +64,204 @@ static int span_has_prefix(span s, span prefix) {
 	return span_eq((span){s.ptr, prefix.len}, prefix);
 }
 
-/* ---------------------------------------------------------------- reading */
+/* ---------------------------------------------------- reading: the layout */
 
-/* Wire types. 3 and 4 (groups), 6 and 7 are malformed in ABI v1. */
+/* Header: u32s at these byte offsets, then the stride table. */
+enum { H_MAGIC = 0, H_VERSION = 4, H_KIND = 8, H_ROOT = 12, H_NTYPES = 16, H_STRIDES = 20 };
+#define FLAT_MAGIC 0x464E4457u /* "WDNF" */
+#define FLAT_VERSION 1u
+
+/* Message kinds: the hook bits. */
+enum { KIND_SERVERS = 1, KIND_CREDENTIALS = 2, KIND_TOOL_CALL = 4 };
+
+/* Record types: indexes into the stride table. */
 enum {
-	WIRE_VARINT = 0,  /* bool, enum, uint32 */
-	WIRE_FIXED64 = 1, /* unused by v1; skipped in unknown fields */
-	WIRE_BYTES = 2,   /* string, bytes, embedded message */
-	WIRE_FIXED32 = 5, /* unused by v1; skipped in unknown fields */
+	T_SERVERS_INPUT,
+	T_CREDENTIALS_INPUT,
+	T_TOOL_CALL_INPUT,
+	T_THREAD,
+	T_ROOT,
+	T_ENVIRONMENT,
+	T_SERVER,
+	T_CREDENTIAL,
+	T_REQUIREMENT,
+	NTYPES
 };
 
-/* Results of next_field: WIRE_OK (a field was read), WIRE_END (no more
- * fields) or one of the negative errors. */
-enum {
-	WIRE_OK = 1,
-	WIRE_END = 0,
-	WIRE_ERR_TRUNCATED = -1, /* input ends inside a varint or fixed value */
-	WIRE_ERR_OVERFLOW = -2,  /* varint longer than 10 bytes */
-	WIRE_ERR_LENGTH = -3,    /* length past the end of the message */
-	WIRE_ERR_WIRETYPE = -4,  /* wire type 3, 4, 6, 7, or wrong for a known field */
-	WIRE_ERR_FIELDNUM = -5,  /* field number 0 or above 2^29-1 */
+/* Slot numbers (slot k is at byte 8k of its record). */
+enum { SI_THREAD, SI_ENVIRONMENTS, SI_SERVERS, SI_FLAGS, SI_REQUIREMENTS };           /* ServersInput */
+enum { CI_THREAD, CI_SERVER, CI_ROUTE, CI_ENVIRONMENT };                             /* CredentialsInput */
+enum { TC_THREAD, TC_SERVER, TC_PLUGIN_ID, TC_TOOL, TC_ARGUMENTS, TC_CALLER };       /* ToolCallInput */
+enum { TH_ID, TH_KIND, TH_ROOTS };                                                   /* Thread */
+enum { RT_ID, RT_LOCATION, RT_ENVIRONMENT_ID, RT_PATH };                             /* Root */
+enum { ENV_ID, ENV_FLAGS };                                                          /* Environment */
+enum {                                                                               /* Server */
+	SV_NAME, SV_ORIGIN, SV_PLUGIN_ID, SV_TRANSPORT, SV_URL, SV_COMMAND, SV_ARGS, SV_ENVIRONMENT,
+	SV_CREDENTIALS, SV_FLAGS, SV_ENABLED_TOOLS, SV_DISABLED_TOOLS, SV_URL_HOST
 };
+enum { CR_KIND, CR_NAME, CR_ENV_VAR, CR_OWNER, CR_RESOLVES_AT };                     /* Credential */
+enum { RQ_NAME, RQ_URL, RQ_COMMAND };                                                /* Requirement */
 
-static const char *wire_error_text(int rc) {
+/* Server flags slot: u32 bits, then the transport kind. */
+enum { SV_FLAG_ENABLED = 1, SV_FLAG_REQUIRED = 2 };
+enum { TRANSPORT_OTHER = 0, TRANSPORT_STDIO = 1, TRANSPORT_HTTP = 2 };
+
+/* ---------------------------------------------------- reading: the reader */
+
+/* Results of open_input. */
+enum { FLAT_OK = 0, FLAT_TRUNCATED, FLAT_MAGIC_BAD, FLAT_VERSION_BAD, FLAT_KIND_BAD, FLAT_STRIDE_BAD, FLAT_BOUNDS };
+
+static const char *flat_error_text(int rc) {
 	switch (rc) {
-	case WIRE_ERR_TRUNCATED: return "unexpected end of input";
-	case WIRE_ERR_OVERFLOW: return "varint longer than 10 bytes";
-	case WIRE_ERR_LENGTH: return "length past end of input";
-	case WIRE_ERR_WIRETYPE: return "wrong or unsupported wire type";
-	case WIRE_ERR_FIELDNUM: return "invalid field number";
+	case FLAT_TRUNCATED: return "unexpected end of input";
+	case FLAT_MAGIC_BAD: return "not a warden flat input (bad magic)";
+	case FLAT_VERSION_BAD: return "unsupported flat layout version";
+	case FLAT_KIND_BAD: return "wrong message kind";
+	case FLAT_STRIDE_BAD: return "record stride is not a positive multiple of 8";
+	case FLAT_BOUNDS: return "reference past end of input";
 	}
 	return "malformed";
 }
 
-#define WIRE_MAX_FIELD ((1u << 29) - 1)
-
-/* reader walks the fields of one message: [p, end). */
+/* input is an opened input: its bytes, its stride table (0 for the types
+ * its writer did not know) and the sticky error flag of the reads. */
 typedef struct {
-	const uint8_t *p, *end;
-} reader;
+	const uint8_t *p;
+	uint32_t len;
+	uint32_t stride[NTYPES];
+	uint32_t root;
+	int err;
+} input;
 
-static reader reader_of(span msg) { return (reader){msg.ptr, msg.ptr + msg.len}; }
-
-/* field is one field as read by next_field. */
+/* rec is a record: its type and the offset of its first byte; zero marks
+ * the zero message (every slot reads as zero). */
 typedef struct {
-	uint32_t num;   /* field number */
-	uint32_t wire;  /* wire type */
-	uint64_t value; /* WIRE_VARINT: the value */
-	span data;      /* WIRE_BYTES: the payload (string, bytes, message) */
-} field;
+	uint32_t type, off;
+	int zero;
+} rec;
 
-/* read_varint reads a base-128 varint: at most 10 bytes, the 10th at most 1. */
-static int read_varint(reader *r, uint64_t *out) {
-	uint64_t v = 0;
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		if (r->p >= r->end) return WIRE_ERR_TRUNCATED;
-		uint8_t c = *r->p++;
-		if (shift == 63 && c > 1) return WIRE_ERR_OVERFLOW;
-		v |= (uint64_t)(c & 0x7f) << shift;
-		if (c < 0x80) {
-			*out = v;
-			return WIRE_OK;
-		}
-	}
-	return WIRE_ERR_OVERFLOW; /* not reached: the 10th byte ends the loop */
+/* list is a list slot's target: n elements from offset off, records of
+ * type (or string slots, type == T_STRING). */
+#define T_STRING NTYPES
+typedef struct {
+	uint32_t type, off, n;
+} list;
+
+/* u32at reads the little-endian u32 at in->p[at]; callers have checked
+ * at + 4 <= in->len. Byte by byte: the input need not be aligned. */
+static uint32_t u32at(const input *in, uint32_t at) {
+	const uint8_t *b = in->p + at;
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
-/* next_field reads the next field of r into f. Fields of wire types 1 and 5
- * are stepped over (their value is not returned: v1 has none). */
-static int next_field(reader *r, field *f) {
-	if (r->p >= r->end) return WIRE_END;
-	uint64_t tag, n;
-	int rc = read_varint(r, &tag);
-	if (rc < 0) return rc;
-	if ((tag >> 3) == 0 || (tag >> 3) > WIRE_MAX_FIELD) return WIRE_ERR_FIELDNUM;
-	f->num = (uint32_t)(tag >> 3);
-	f->wire = (uint32_t)(tag & 7);
-	f->value = 0;
-	f->data = (span){0, 0};
-	uint32_t left = (uint32_t)(r->end - r->p);
-	switch (f->wire) {
-	case WIRE_VARINT:
-		return read_varint(r, &f->value);
-	case WIRE_FIXED64:
-		if (left < 8) return WIRE_ERR_TRUNCATED;
-		r->p += 8;
-		return WIRE_OK;
-	case WIRE_FIXED32:
-		if (left < 4) return WIRE_ERR_TRUNCATED;
-		r->p += 4;
-		return WIRE_OK;
-	case WIRE_BYTES:
-		if ((rc = read_varint(r, &n)) < 0) return rc;
-		left = (uint32_t)(r->end - r->p);
-		if (n > left) return WIRE_ERR_LENGTH; /* the bounds check that matters */
-		f->data = (span){r->p, (uint32_t)n};
-		r->p += n;
-		return WIRE_OK;
+/* fits reports whether n elements of size bytes from offset off lie inside
+ * the input (64-bit arithmetic: no wrap-around). */
+static int fits(const input *in, uint32_t off, uint32_t n, uint32_t size) {
+	return (uint64_t)off + (uint64_t)n * size <= in->len;
+}
+
+/* open_input checks the header for a message of the given kind: magic,
+ * version, kind, stride table (each stride a positive multiple of 8) and
+ * the root record. */
+static int open_input(input *in, const uint8_t *p, uint32_t len, uint32_t kind) {
+	*in = (input){p, len, {0}, 0, 0};
+	if (len < H_STRIDES) return FLAT_TRUNCATED;
+	if (u32at(in, H_MAGIC) != FLAT_MAGIC) return FLAT_MAGIC_BAD;
+	if (u32at(in, H_VERSION) != FLAT_VERSION) return FLAT_VERSION_BAD;
+	if (u32at(in, H_KIND) != kind) return FLAT_KIND_BAD;
+	uint32_t n = u32at(in, H_NTYPES);
+	if (!fits(in, H_STRIDES, n, 4)) return FLAT_TRUNCATED;
+	for (uint32_t t = 0; t < n; t++) {
+		uint32_t s = u32at(in, H_STRIDES + 4 * t);
+		if (s == 0 || s % 8 != 0) return FLAT_STRIDE_BAD;
+		if (t < NTYPES) in->stride[t] = s; /* types past ours: ignored */
 	}
-	return WIRE_ERR_WIRETYPE;
+	uint32_t root_type = kind == KIND_SERVERS ? T_SERVERS_INPUT : kind == KIND_CREDENTIALS ? T_CREDENTIALS_INPUT : T_TOOL_CALL_INPUT;
+	in->root = u32at(in, H_ROOT);
+	if (!fits(in, in->root, 1, in->stride[root_type])) return FLAT_BOUNDS;
+	return FLAT_OK;
+}
+
+static rec root_record(const input *in, uint32_t type) { return (rec){type, in->root, 0}; }
+
+/* slot reads slot k of record r as two u32s: zeros for the zero message and
+ * for a slot past the record's stride (a field its writer did not know). */
+static void slot(const input *in, rec r, uint32_t k, uint32_t *a, uint32_t *b) {
+	*a = *b = 0;
+	if (r.zero || 8 * k + 8 > in->stride[r.type]) return;
+	/* the record was checked to lie inside the input */
+	*a = u32at(in, r.off + 8 * k);
+	*b = u32at(in, r.off + 8 * k + 4);
+}
+
+/* str reads string slot k of r. */
+static span str(input *in, rec r, uint32_t k) {
+	uint32_t off, n;
+	slot(in, r, k, &off, &n);
+	if (!fits(in, off, n, 1)) {
+		in->err = 1;
+		return (span){0, 0};
+	}
+	return (span){in->p + off, n};
+}
+
+/* flags reads the first u32 (half 0) or the second (half 1) of slot k. */
+static uint32_t flags(const input *in, rec r, uint32_t k, int half) {
+	uint32_t a, b;
+	slot(in, r, k, &a, &b);
+	return half ? b : a;
+}
+
+/* records reads list slot k of r, of records of type t; strings reads a
+ * list of strings. The whole list must lie inside the input. */
+static list records(input *in, rec r, uint32_t k, uint32_t t) {
+	uint32_t off, n, size = t == T_STRING ? 8 : in->stride[t];
+	slot(in, r, k, &off, &n);
+	/* size is 0 only for a type the writer did not know: its list must be empty */
+	if (!fits(in, off, n, size) || (size == 0 && n > 0)) {
+		in->err = 1;
+		return (list){t, 0, 0};
+	}
+	return (list){t, off, n};
+}
+
+static list strings(input *in, rec r, uint32_t k) { return records(in, r, k, T_STRING); }
+
+/* at returns record i (< l.n) of a list of records. */
+static rec at(const input *in, list l, uint32_t i) { return (rec){l.type, l.off + i * in->stride[l.type], 0}; }
+
+/* str_at returns string i (< l.n) of a list of strings. */
+static span str_at(input *in, list l, uint32_t i) {
+	uint32_t slot = l.off + 8 * i; /* inside the input: the list was checked */
+	uint32_t off = u32at(in, slot), n = u32at(in, slot + 4);
+	if (!fits(in, off, n, 1)) {
+		in->err = 1;
+		return (span){0, 0};
+	}
+	return (span){in->p + off, n};
+}
+
+/* msg reads message slot k of r, of type t: count 0 is the zero message,
+ * count 1 a record that must lie inside the input, other counts are
+ * malformed. */
+static rec msg(input *in, rec r, uint32_t k, uint32_t t) {
+	uint32_t off, n;
+	slot(in, r, k, &off, &n);
+	/* stride 0: a type the writer did not know, so it cannot send one */
+	if (n > 1 || !fits(in, off, n, in->stride[t]) || (in->stride[t] == 0 && n > 0)) {
+		in->err = 1;
+		n = 0;
+	}
+	return (rec){t, off, n == 0};
 }
 
 /* ---------------------------------------------------------------- writing */
+
+/* Protobuf wire types used by the outputs. */
+enum {
+	WIRE_VARINT = 0, /* bool, enum, uint32 */
+	WIRE_BYTES = 2,  /* string, bytes, embedded message */
+};
 
 /* writer appends to buf[0:cap); len is the encoded length so far. */
 typedef struct {

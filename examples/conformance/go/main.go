@@ -3,12 +3,16 @@
 // conformance tests build both guests and check that they answer every
 // fixture in ../tests identically. See ../README.md for the rules.
 //
+// Both guests read the same fields in the same cases: a guest notices a
+// reference outside the input only when it reads it.
+//
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o policy.wasm .
 package main
 
 import (
 	"strings"
 
+	"github.com/warden-mcp/warden/abi"
 	"github.com/warden-mcp/warden/sdk"
 )
 
@@ -20,76 +24,78 @@ func init() {
 	sdk.ToolCall(toolCall)
 }
 
-func servers(in *sdk.ServersInput, out *sdk.ServersOutput) {
+func servers(in sdk.ServersInput, out *sdk.ServersOutput) {
 	sdk.Log(sdk.LogDebug, "conformance: servers hook (Go guest)")
-	if in.Thread.ID == "error" {
+	id, kind := in.Thread().ID(), in.Thread().Kind()
+	if id == "error" {
 		out.Fail("conformance: asked to fail")
 		return
 	}
-	for i := range in.Servers {
-		decideServer(in.Thread.Kind, &in.Servers[i], out)
+	servers := in.Servers()
+	for i := 0; i < servers.Len(); i++ {
+		decideServer(kind, servers.At(i), out)
 	}
 }
 
 // decideServer applies the first matching rule to s (or none).
-func decideServer(kind string, s *sdk.Server, out *sdk.ServersOutput) {
-	// a) reviewer threads hide stdio servers
-	if kind == "reviewer" && s.Transport == "stdio" {
-		out.Hide(s.Name, "reviewer: stdio hidden")
+func decideServer(kind string, s sdk.ServerView, out *sdk.ServersOutput) {
+	// a) reviewer threads hide stdio servers (the transport kind: no string
+	// comparison)
+	if kind == "reviewer" && s.IsStdio() {
+		out.Hide(s.Name(), "reviewer: stdio hidden")
 		return
 	}
 	// b) deny-* names are disabled
-	if strings.HasPrefix(s.Name, "deny-") {
-		out.Disable(s.Name, "denied by name: "+s.Name)
+	name := s.Name()
+	if strings.HasPrefix(name, "deny-") {
+		out.Disable(name, "denied by name: ", name)
 		return
 	}
 	// c) a credential read from a SECRET_* variable disables the server
-	for _, c := range s.Credentials {
-		if strings.HasPrefix(c.EnvVar, "SECRET_") {
-			out.Disable(s.Name, "secret credential "+c.EnvVar)
+	creds := s.Credentials()
+	for i := 0; i < creds.Len(); i++ {
+		if env := creds.At(i).EnvVar(); strings.HasPrefix(env, "SECRET_") {
+			out.Disable(name, "secret credential ", env)
 			return
 		}
 	}
-	// d) "limited" is exposed with only echo and add, and then add denied.
-	// One decision carrying the reason and both tool lists: Expose adds it,
-	// and its lists (reused by the sdk from call to call) are filled in.
-	if s.Name == "limited" {
-		out.Expose(s.Name, "limited")
-		d := &out.Decisions[len(out.Decisions)-1]
-		d.AllowTools = append(d.AllowTools, "echo", "add")
-		d.DenyTools = append(d.DenyTools, "add")
+	// d) "limited" is exposed with only echo and add, and then add denied:
+	// one decision carrying the reason and both tool lists.
+	if name == "limited" {
+		out.Add(abi.ServerDecision{Name: name, Reason: "limited", AllowTools: []string{"echo", "add"}, DenyTools: []string{"add"}})
 		return
 	}
 	// e) --unsafe in the arguments disables the server
-	for _, a := range s.Args {
-		if a == "--unsafe" {
-			out.Disable(s.Name, "unsafe args")
-			return
-		}
+	if s.Args().Contains("--unsafe") {
+		out.Disable(name, "unsafe args")
+		return
 	}
 	// f) no opinion
 }
 
-func credentials(in *sdk.CredentialsInput, out *sdk.CredentialsOutput) {
-	for i, c := range in.Server.Credentials {
-		switch {
-		case strings.HasPrefix(c.EnvVar, "SECRET_"):
+func credentials(in sdk.CredentialsInput, out *sdk.CredentialsOutput) {
+	route := in.Route()
+	creds := in.Server().Credentials()
+	for i := 0; i < creds.Len(); i++ {
+		switch env := creds.At(i).EnvVar(); {
+		case strings.HasPrefix(env, "SECRET_"):
 			out.Deny(i, "secret")
-		case in.Route != "local":
-			out.Executor(i, "route "+in.Route)
+		case route != "local":
+			out.Executor(i, "route ", route)
 		default:
-			out.Local(i, "")
+			out.Local(i)
 		}
 	}
 }
 
 var rewritten = []byte(`{"text":"rewritten"}`)
 
-func toolCall(in *sdk.ToolCallInput, out *sdk.ToolCallOutput) {
+func toolCall(in sdk.ToolCallInput, out *sdk.ToolCallOutput) {
+	tool, server := in.Tool(), in.Server()
 	switch {
-	case in.Tool == "fail":
+	case tool == "fail":
 		out.Deny("tool fail is blocked")
-	case in.Tool == "echo" && in.Server == "rewrite":
+	case tool == "echo" && server == "rewrite":
 		out.Rewrite(rewritten)
 	}
 }

@@ -1,28 +1,16 @@
 // Command allow-hosts is a policy plugin that exposes an HTTP server only if
 // its URL host is on an allow list; other HTTP servers are disabled with a
-// reason naming the host. Stdio servers are left alone.
+// reason naming the host. Stdio servers are left alone. The policy is in
+// ./policy.
 //
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o policy.wasm .
 package main
 
-import "github.com/warden-mcp/warden/sdk"
-
-// allowed are the permitted hosts; "*.example.com" matches any subdomain.
-var allowed = []string{"*.example.com", "127.0.0.1", "localhost"}
+import (
+	"github.com/warden-mcp/warden/examples/plugins/allow-hosts/policy"
+	"github.com/warden-mcp/warden/sdk"
+)
 
 func main() {}
 
-func init() {
-	sdk.Servers(func(in *sdk.ServersInput, out *sdk.ServersOutput) {
-		for i := range in.Servers {
-			s := &in.Servers[i]
-			if s.Transport != "http" {
-				continue
-			}
-			if host := sdk.URLHost(s.URL); !sdk.HostIn(host, allowed...) {
-				out.Disable(s.Name, "host "+host+" is not in the allow list")
-				sdk.Log(sdk.LogDebug, "allow-hosts: disabled "+s.Name)
-			}
-		}
-	})
-}
+func init() { sdk.Servers(policy.Servers) }

@@ -21,7 +21,7 @@ func TestToolCall(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.tool, func(t *testing.T) {
-			out, err := sdk.EvalToolCall(&sdk.ToolCallInput{Server: "fs", Tool: tc.tool, Arguments: []byte(`{"path":"/tmp/x"}`)})
+			out, err := sdk.EvalToolCall(&abi.ToolCallInput{Server: "fs", Tool: tc.tool, Arguments: []byte(`{"path":"/tmp/x"}`)})
 			if err != nil || out.Error != "" {
 				t.Fatalf("err = %v, out.Error = %q", err, out.Error)
 			}
@@ -38,14 +38,14 @@ func TestToolCall(t *testing.T) {
 func TestServers(t *testing.T) {
 	tests := []struct {
 		name    string
-		servers []sdk.Server
+		servers []abi.Server
 	}{
-		{"two servers", []sdk.Server{{Name: "fs", Transport: "stdio"}, {Name: "docs", Transport: "http"}}},
+		{"two servers", []abi.Server{{Name: "fs", Transport: "stdio"}, {Name: "docs", Transport: "http"}}},
 		{"none", nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := sdk.EvalServers(&sdk.ServersInput{Servers: tc.servers})
+			out, err := sdk.EvalServers(&abi.ServersInput{Servers: tc.servers})
 			if err != nil || out.Error != "" {
 				t.Fatalf("err = %v, out.Error = %q", err, out.Error)
 			}

@@ -8,7 +8,7 @@ import (
 )
 
 func TestPolicy(t *testing.T) {
-	creds := []sdk.Credential{
+	creds := []abi.Credential{
 		{Kind: "bearer_env", Name: "Authorization", EnvVar: "TOKEN", Owner: "local", ResolvesAt: "exec-1"},
 		{Kind: "env_var", Name: "HOME_KEY", EnvVar: "HOME_KEY", Owner: "local", ResolvesAt: "local"},
 		{Kind: "header_env", Name: "X-Key", EnvVar: "KEY", Owner: "exec-1", ResolvesAt: "exec-1"},
@@ -25,8 +25,8 @@ func TestPolicy(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := sdk.EvalCredentials(&sdk.CredentialsInput{
-				Server: sdk.Server{Name: tc.server, Transport: "http", Credentials: creds},
+			out, err := sdk.EvalCredentials(&abi.CredentialsInput{
+				Server: abi.Server{Name: tc.server, Transport: "http", Credentials: creds},
 				Route:  tc.route,
 			})
 			if err != nil || out.Error != "" {

@@ -8,7 +8,7 @@ import (
 )
 
 func TestPolicy(t *testing.T) {
-	servers := []sdk.Server{
+	servers := []abi.Server{
 		{Name: "fs", Transport: "stdio", Command: "npx"},
 		{Name: "docs", Transport: "http", URL: "https://docs.example.com/mcp"},
 		{Name: "browser", Transport: "stdio", Command: "browser-mcp", Origin: "plugin:browser"},
@@ -24,7 +24,7 @@ func TestPolicy(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			out, err := sdk.EvalServers(&sdk.ServersInput{Thread: sdk.Thread{ID: "t1", Kind: tc.kind}, Servers: servers})
+			out, err := sdk.EvalServers(&abi.ServersInput{Thread: abi.Thread{ID: "t1", Kind: tc.kind}, Servers: servers})
 			if err != nil || out.Error != "" {
 				t.Fatalf("err = %v, out.Error = %q", err, out.Error)
 			}

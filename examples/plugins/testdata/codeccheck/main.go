@@ -1,22 +1,22 @@
-// Command codeccheck is a test module (not a policy): it decodes an input
-// message with the abi package as compiled for wasm and re-encodes it, so
-// that wasm_test.go can compare the wasm build of the codec (which uses the
-// branch-free fast path of abi/fast_wasm.go) with the native build.
+// Command codeccheck is a test module (not a policy): it parses an input
+// with the abi views as compiled for wasm (abi.Flat: the loop-free fast path
+// and its wasm-only loads, load_wasm.go), reads every field, and re-encodes
+// the result, so that wasm_test.go can compare the wasm build of the views
+// with the native build.
 package main
 
 import (
 	"unsafe"
 
 	"github.com/warden-mcp/warden/abi"
+	"github.com/warden-mcp/warden/examples/plugins/testdata/codeccheck/roundtrip"
 )
 
 func main() {}
 
 var (
 	buf, out []byte
-	servers  abi.ServersInput
-	creds    abi.CredentialsInput
-	toolCall abi.ToolCallInput
+	flat     abi.Flat
 )
 
 //go:wasmexport alloc
@@ -28,30 +28,12 @@ func alloc(n uint32) uint32 {
 	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(buf))))
 }
 
-// roundtrip decodes buf[:n] as the input of hook (1, 2 or 4) and returns the
-// re-encoding, or "ERR:" and the error text, as (ptr << 32) | len.
+// roundTrip runs roundtrip.RoundTrip on buf[:n] as the input of hook (1, 2
+// or 4) and returns the result as (ptr << 32) | len.
 //
 //go:wasmexport roundtrip
-func roundtrip(hook, n uint32) uint64 {
-	in := buf[:n:n]
-	var err error
-	switch abi.Hook(hook) {
-	case abi.HookServers:
-		if err = servers.Unmarshal(in); err == nil {
-			out = servers.AppendTo(out[:0])
-		}
-	case abi.HookCredentials:
-		if err = creds.Unmarshal(in); err == nil {
-			out = creds.AppendTo(out[:0])
-		}
-	case abi.HookToolCall:
-		if err = toolCall.Unmarshal(in); err == nil {
-			out = toolCall.AppendTo(out[:0])
-		}
-	}
-	if err != nil {
-		out = append(append(out[:0], "ERR:"...), err.Error()...)
-	}
+func roundTrip(hook, n uint32) uint64 {
+	out = append(out[:0], roundtrip.RoundTrip(&flat, abi.Hook(hook), buf[:n:n])...)
 	out = append(out, 0) // never empty
 	return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(out))))<<32 | uint64(len(out)-1)
 }

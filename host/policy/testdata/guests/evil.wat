@@ -1,8 +1,9 @@
-;; An adversarial policy. Its servers hook misbehaves according to the byte
-;; at offset 4 of its input: the first byte of the thread id in an encoded
-;; ServersInput (0a LEN 0a IDLEN ID...), so thread id "L..." selects mode 'L'.
-;; Any other byte, or an input shorter than 5 bytes, gets the good answer of
-;; good.wat.
+;; An adversarial policy. Its servers hook misbehaves according to the first
+;; byte of the thread id of its input (a flat ServersInput, docs/abi.md §6:
+;; the root record at offset 56 starts with the thread's (offset, count)
+;; slot, and a Thread record starts with the id's (offset, length) slot), so
+;; thread id "L..." selects mode 'L'. Any other byte, an empty id or an input
+;; it cannot follow gets the good answer of good.wat.
 ;;   L  infinite loop                      M  memory bomb (grow until refused, then trap)
 ;;   B  one huge grow (1 GiB), then trap   T  unreachable
 ;;   X  proc_exit(3)                       G  output points at garbage bytes
@@ -31,8 +32,17 @@
   (func (export "warden_servers") (param $p i32) (param $n i32) (result i64)
     (local $mode i32)
     (local $i i32)
-    (if (i32.lt_u (local.get $n) (i32.const 5)) (then (return (call $good))))
-    (local.set $mode (i32.load8_u offset=4 (local.get $p)))
+    (local $thread i32)
+    (local $id i32)
+    ;; The thread record: the u32 at byte 56 (inside the input?).
+    (if (i32.lt_u (local.get $n) (i32.const 64)) (then (return (call $good))))
+    (local.set $thread (i32.load offset=56 (local.get $p)))
+    (if (i32.gt_u (local.get $thread) (i32.sub (local.get $n) (i32.const 8))) (then (return (call $good))))
+    ;; The id: (offset, length) at the start of the thread record.
+    (local.set $id (i32.load (i32.add (local.get $p) (local.get $thread))))
+    (if (i32.eqz (i32.load offset=4 (i32.add (local.get $p) (local.get $thread)))) (then (return (call $good))))
+    (if (i32.ge_u (local.get $id) (local.get $n)) (then (return (call $good))))
+    (local.set $mode (i32.load8_u (i32.add (local.get $p) (local.get $id))))
     (call $log (i32.const 3) (i32.const 128) (i32.const 17))
 
     (if (i32.eq (local.get $mode) (i32.const 0x4c)) ;; L

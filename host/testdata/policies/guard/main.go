@@ -11,27 +11,27 @@ import "github.com/warden-mcp/warden/sdk"
 func main() {}
 
 func init() {
-	sdk.Servers(func(in *sdk.ServersInput, out *sdk.ServersOutput) {
-		for i := range in.Servers {
-			s := &in.Servers[i]
-			switch s.Name {
+	sdk.Servers(func(in sdk.ServersInput, out *sdk.ServersOutput) {
+		servers := in.Servers()
+		for i := 0; i < servers.Len(); i++ {
+			switch name := servers.At(i).Name(); name {
 			case "hidden_by_guard":
-				out.Hide(s.Name, "hidden by guard")
+				out.Hide(name, "hidden by guard")
 			case "disabled_by_guard":
-				out.Disable(s.Name, "disabled by guard")
+				out.Disable(name, "disabled by guard")
 			}
-			out.DenyTools(s.Name, "fail")
+			out.DenyTools(servers.At(i).Name(), "fail")
 		}
 	})
-	sdk.Credentials(func(in *sdk.CredentialsInput, out *sdk.CredentialsOutput) {
-		if in.Server.Name == "cred_denied" {
-			for i := range in.Server.Credentials {
+	sdk.Credentials(func(in sdk.CredentialsInput, out *sdk.CredentialsOutput) {
+		if in.Server().Name() == "cred_denied" {
+			for i := 0; i < in.Server().Credentials().Len(); i++ {
 				out.Deny(i, "guard denies the credentials of cred_denied")
 			}
 		}
 	})
-	sdk.ToolCall(func(in *sdk.ToolCallInput, out *sdk.ToolCallOutput) {
-		switch in.Tool {
+	sdk.ToolCall(func(in sdk.ToolCallInput, out *sdk.ToolCallOutput) {
+		switch in.Tool() {
 		case "add":
 			out.Deny("guard blocks add")
 		case "echo":

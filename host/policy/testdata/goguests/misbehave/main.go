@@ -25,8 +25,8 @@ func main() {}
 var sink [][]byte
 
 func init() {
-	sdk.Servers(func(in *sdk.ServersInput, out *sdk.ServersOutput) {
-		switch in.Thread.ID {
+	sdk.Servers(func(in sdk.ServersInput, out *sdk.ServersOutput) {
+		switch in.Thread().ID() {
 		case "panic":
 			panic("boom")
 		case "exit":

@@ -1,0 +1,343 @@
+package sdk
+
+import (
+	"encoding/binary"
+	"strconv"
+	"unsafe"
+
+	"github.com/warden-mcp/warden/abi"
+)
+
+// The output builders write each decision straight into the encoded output
+// (protobuf wire, docs/abi.md §7) when it is recorded: strings are copied at
+// once, so a handler may pass views of the input, constants, or pieces of a
+// reason that are never joined in memory. The common decision (a short name
+// and reason) is written by a straight-line fast path; anything else by the
+// general encoder of package abi.
+
+// Field tags of the outputs.
+const (
+	tagDecisions = 1<<3 | 2  // ServersOutput.decisions, CredentialsOutput.decisions
+	tagError     = 15<<3 | 2 // every output's error
+)
+
+// appendError appends the error field (15) holding msg.
+func appendError(b []byte, msg string) []byte {
+	b = append(b, tagError)
+	b = binary.AppendUvarint(b, uint64(len(msg)))
+	return append(b, msg...)
+}
+
+// appendMessage appends the embedded message body as field tag.
+func appendMessage(b []byte, tag byte, body []byte) []byte {
+	b = append(b, tag)
+	b = binary.AppendUvarint(b, uint64(len(body)))
+	return append(b, body...)
+}
+
+// joined returns the concatenation of parts, using buf as scratch when
+// there is more than one part (the result is valid until buf is reused).
+func joined(buf *[]byte, parts []string) string {
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return parts[0]
+	}
+	b := (*buf)[:0]
+	for _, s := range parts {
+		b = append(b, s...)
+	}
+	*buf = b
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+func failMsg(msg string) string {
+	if msg == "" {
+		return "policy failed (no message)"
+	}
+	return msg
+}
+
+// out is an output buffer: buf is used up to n and always has len(buf) ==
+// cap(buf), so that the fast paths store only integers (no GC write
+// barrier) and check the room left with one comparison.
+type out struct {
+	buf    []byte
+	n      int
+	tmp    []byte // scratch: a field (tag, length, body) of the general path
+	body   []byte // scratch: a decision encoded by the general path
+	reason []byte // scratch: a reason joined from parts
+}
+
+func (o *out) reset() { o.n = 0 }
+
+// finish returns the encoded output.
+func (o *out) finish() []byte { return o.buf[:o.n] }
+
+// fail replaces the output with only the error err.
+func (o *out) fail(err error) ([]byte, error) {
+	o.n = 0
+	o.appendBytes(appendError(o.tmp[:0], err.Error()))
+	return o.buf[:o.n], err
+}
+
+// setFail records a Fail: the error field is appended at once (a message
+// may hold it among the decisions, and the last one counts if Fail is
+// called again).
+func (o *out) setFail(msg string) { o.appendBytes(appendError(o.tmp[:0], failMsg(msg))) }
+
+// appendBytes appends b, growing buf when needed.
+func (o *out) appendBytes(b []byte) {
+	if len(o.buf)-o.n < len(b) {
+		o.grow(len(b))
+	}
+	o.n += copy(o.buf[o.n:], b)
+}
+
+// grow makes room for n more bytes.
+func (o *out) grow(n int) {
+	nb := make([]byte, max(2*len(o.buf), o.n+n, 512))
+	copy(nb, o.buf[:o.n])
+	o.buf = nb
+}
+
+// addMessage appends body as field tag (an embedded message).
+func (o *out) addMessage(tag byte, body []byte) {
+	o.tmp = appendMessage(o.tmp[:0], tag, body)
+	o.appendBytes(o.tmp)
+}
+
+// parts returns the first three parts of a reason (r must not be empty:
+// see some), "" for absent ones, and their number, without branches (the
+// wasm cost model) and without copying the strings into an array (a copy of
+// strings is a call to typedslicecopy, which loops). It must inline: a call
+// would cost an interrupt check.
+func parts(r []string) (a, b, c string, n int) {
+	n = len(r)
+	// min(1, n-1) and min(2, n-1) in arithmetic (the builtin min is a
+	// branch on wasm), and the element when it exists, else "".
+	i1 := int(uint(n-2)>>63) ^ 1
+	i2 := i1 + (int(uint(n-3)>>63) ^ 1)
+	return r[0], r[i1][:len(r[i1])&((1-n)>>63)], r[i2][:len(r[i2])&((2-n)>>63)], n
+}
+
+// some returns r, or a one-part empty reason when r is empty. It is inlined
+// into the caller's method call, where len(r) is a constant for a literal
+// argument list: the test then disappears.
+func some(r []string) []string {
+	if len(r) == 0 {
+		return noParts[:]
+	}
+	return r
+}
+
+var noParts = [1]string{""}
+
+// ServersOutput builds the output of the servers hook. Each call adds one
+// decision; several decisions for the same server compose like decisions of
+// different policies (the most restrictive action wins, allow lists
+// intersect, deny lists add up), so a handler never needs to look back.
+//
+// A reason is given in parts that are concatenated: out.Disable(name,
+// "host ", host, " is not allowed") writes the three pieces into the output
+// without building the string (no allocation), and out.Hide(name, "no")
+// is a one-part reason.
+type ServersOutput struct {
+	out
+}
+
+// add appends a decision with no tool lists. The fast path writes
+// 0a <len> 0a <len> name 10 <action> 1a <len> reason
+// with no branch when the name, the reason (at most three parts) and the
+// whole decision are shorter than 128 bytes and fit in the buffer.
+func (o *ServersOutput) add(name string, a abi.ServerAction, reason []string) {
+	r0, r1, r2, nr := parts(reason)
+	nl, rl := len(name), len(r0)+len(r1)+len(r2)
+	body := 6 + nl + rl
+	n := o.n
+	if (nl|rl|body)>>7|nr>>2|(len(o.buf)-n-2-body)>>63|int(uint32(a)>>7) != 0 {
+		o.addGeneral(name, a, reason, nil, nil)
+		return
+	}
+	b := o.buf[n : n+2+body]
+	binary.LittleEndian.PutUint32(b, tagDecisions|uint32(body)<<8|(1<<3|2)<<16|uint32(nl)<<24)
+	k := 4 + copy(b[4:], name)
+	binary.LittleEndian.PutUint32(b[k:], 2<<3|uint32(a)<<8|(3<<3|2)<<16|uint32(rl)<<24)
+	k += 4
+	k += copy(b[k:], r0)
+	k += copy(b[k:], r1)
+	copy(b[k:], r2)
+	o.n = n + 2 + body
+}
+
+// addGeneral appends any decision through abi's encoder.
+func (o *ServersOutput) addGeneral(name string, a abi.ServerAction, reason, allow, deny []string) {
+	d := abi.ServerDecision{Name: name, Action: a, Reason: joined(&o.reason, reason), AllowTools: allow, DenyTools: deny}
+	o.body = d.AppendTo(o.body[:0])
+	o.addMessage(tagDecisions, o.body)
+}
+
+// Expose records an explicit "expose" for server name (the default; useful
+// to put a reason in the decision log).
+func (o *ServersOutput) Expose(name string, reason ...string) {
+	o.add(name, abi.ServerExpose, some(reason))
+}
+
+// Disable lists server name without tools, with the reason as its
+// toolsError.
+func (o *ServersOutput) Disable(name string, reason ...string) {
+	o.add(name, abi.ServerDisable, some(reason))
+}
+
+// Hide removes server name from the thread.
+func (o *ServersOutput) Hide(name string, reason ...string) {
+	o.add(name, abi.ServerHide, some(reason))
+}
+
+// AllowTools restricts server name to the listed tools (an allow list; it
+// can only narrow what other decisions allow).
+func (o *ServersOutput) AllowTools(name string, tools ...string) {
+	o.addGeneral(name, abi.ServerExpose, nil, tools, nil)
+}
+
+// DenyTools removes the listed tools from server name.
+func (o *ServersOutput) DenyTools(name string, tools ...string) {
+	o.addGeneral(name, abi.ServerExpose, nil, nil, tools)
+}
+
+// Add records decision d as it is: an action, a reason and tool lists in
+// one decision.
+func (o *ServersOutput) Add(d abi.ServerDecision) {
+	o.addGeneral(d.Name, d.Action, []string{d.Reason}, d.AllowTools, d.DenyTools)
+}
+
+// Fail reports that the policy could not decide; the host fails closed
+// (disables every server the policy governs) with msg in the reason.
+func (o *ServersOutput) Fail(msg string) { o.setFail(msg) }
+
+// CredentialsOutput builds the output of the credentials hook: decisions by
+// index into in.Server().Credentials(). Several decisions for one index
+// compose (the most restrictive wins). Reasons are given in parts, as for
+// ServersOutput.
+type CredentialsOutput struct {
+	out
+}
+
+// add appends 0a <len> 08 <index> 10 <action> 1a <len> reason; indexes of
+// 128 and more, and long reasons, take the general path.
+func (o *CredentialsOutput) add(index int, a abi.CredentialAction, reason []string) {
+	if uint64(index) > 1<<32-1 { // also a negative index
+		o.Fail("sdk: credential index " + strconv.Itoa(index) + " out of range")
+		return
+	}
+	r0, r1, r2, nr := parts(reason)
+	rl := len(r0) + len(r1) + len(r2)
+	body := 6 + rl
+	n := o.n
+	if (index|rl|body)>>7|nr>>2|(len(o.buf)-n-2-body)>>63 != 0 {
+		d := abi.CredentialDecision{Index: uint32(index), Action: a, Reason: joined(&o.reason, reason)}
+		o.body = d.AppendTo(o.body[:0])
+		o.addMessage(tagDecisions, o.body)
+		return
+	}
+	b := o.buf[n : n+2+body]
+	binary.LittleEndian.PutUint64(b, tagDecisions|uint64(body)<<8|1<<3<<16|uint64(index)<<24|2<<3<<32|uint64(a)<<40|(3<<3|2)<<48|uint64(rl)<<56)
+	k := 8
+	k += copy(b[k:], r0)
+	k += copy(b[k:], r1)
+	copy(b[k:], r2)
+	o.n = n + 2 + body
+}
+
+// Local resolves credential index on the host (allowed only for a server
+// that runs locally or a host-config declaration the operator routed; the
+// baseline enforces that whatever the policy says).
+func (o *CredentialsOutput) Local(index int, reason ...string) {
+	o.add(index, abi.CredentialLocal, some(reason))
+}
+
+// Executor resolves credential index by name inside the executor.
+func (o *CredentialsOutput) Executor(index int, reason ...string) {
+	o.add(index, abi.CredentialExecutor, some(reason))
+}
+
+// Deny refuses credential index.
+func (o *CredentialsOutput) Deny(index int, reason ...string) {
+	o.add(index, abi.CredentialDeny, some(reason))
+}
+
+// Fail reports that the policy could not decide; the host fails closed.
+func (o *CredentialsOutput) Fail(msg string) { o.setFail(msg) }
+
+// ToolCallOutput builds the output of the tool_call hook. It starts as
+// "allow, arguments unchanged".
+type ToolCallOutput struct {
+	denied  bool
+	reason  []byte
+	rewrite bool
+	args    []byte
+	err     string
+	b       []byte
+}
+
+func (o *ToolCallOutput) reset() {
+	o.denied, o.rewrite, o.err = false, false, ""
+	o.reason, o.args = o.reason[:0], o.args[:0]
+}
+
+func (o *ToolCallOutput) finish() []byte {
+	b := o.b[:0]
+	if o.denied {
+		b = append(b, 1<<3, byte(abi.ToolCallDeny))
+		if len(o.reason) > 0 {
+			b = appendMessage(b, 2<<3|2, o.reason)
+		}
+	}
+	if o.rewrite {
+		b = append(b, 3<<3, 1)
+		if len(o.args) > 0 {
+			b = appendMessage(b, 4<<3|2, o.args)
+		}
+	}
+	if o.err != "" {
+		b = appendError(b, o.err)
+	}
+	o.b = b
+	return b
+}
+
+func (o *ToolCallOutput) fail(err error) ([]byte, error) {
+	o.b = appendError(o.b[:0], err.Error())
+	return o.b, err
+}
+
+// Allow records an explicit allow. It does not undo an earlier Deny in the
+// same call: the most restrictive decision wins.
+func (o *ToolCallOutput) Allow() {}
+
+// Deny refuses the call; the reason (the concatenation of its parts) is
+// returned to the caller. The first Deny's reason is kept.
+func (o *ToolCallOutput) Deny(reason ...string) {
+	if !o.denied {
+		o.denied = true
+		for _, s := range reason {
+			o.reason = append(o.reason, s...)
+		}
+	}
+}
+
+// Denied reports whether Deny was called.
+func (o *ToolCallOutput) Denied() bool { return o.denied }
+
+// Rewrite replaces the call's arguments with argsJSON, which must be a JSON
+// object (the host fails closed otherwise). argsJSON is copied into a reused
+// buffer, so the caller may reuse it.
+func (o *ToolCallOutput) Rewrite(argsJSON []byte) {
+	o.rewrite = true
+	o.args = append(o.args[:0], argsJSON...)
+}
+
+// Fail reports that the policy could not decide; the host fails closed
+// (denies the call) with msg in the reason.
+func (o *ToolCallOutput) Fail(msg string) { o.err = failMsg(msg) }
