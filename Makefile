@@ -16,7 +16,6 @@ EXAMPLE_MCP := $(BIN)/warden-example-mcp
 POLICY_DIRS := $(patsubst %/main.go,%,$(wildcard examples/plugins/*/main.go))
 POLICY_WASMS := $(addsuffix /policy.wasm,$(POLICY_DIRS)) $(BIN)/conformance/go.wasm $(BIN)/conformance/c.wasm
 
-export CGO_ENABLED ?= 0
 
 .PHONY: all build tools test check bench demo clean policies fuzz
 
