@@ -22,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/warden-mcp/warden/host/api"
+	"github.com/warden-mcp/warden/host/internal/testmain"
 	"github.com/warden-mcp/warden/host/protocol"
 )
 
@@ -462,22 +463,8 @@ func compact(t *testing.T, b []byte) []byte {
 
 // ----- logs -----
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer = testmain.SyncBuffer
 
 func debugLogger(w io.Writer) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: "warden", Level: hclog.Debug, Output: w})

@@ -1,25 +1,21 @@
 package e2e_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"go.uber.org/goleak"
 
-	"github.com/warden-mcp/warden/examples/mcpserver/mcpservertest"
 	"github.com/warden-mcp/warden/host"
 	"github.com/warden-mcp/warden/host/internal/npmtest"
+	"github.com/warden-mcp/warden/host/internal/testmain"
 )
 
 // The npm packages the tests use, pinned (npm view <pkg> version). One cache directory holds
@@ -34,57 +30,13 @@ const (
 // exampleBin is the example MCP server, built once for the package.
 var exampleBin string
 
-// buildDir holds the binaries TestMain and wardenBin build.
-var buildDir string
+// wardenPath is the warden binary TestMain builds.
+var wardenPath string
 
-func TestMain(m *testing.M) {
-	var err error
-	buildDir, err = os.MkdirTemp("", "warden-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	exampleBin, err = mcpservertest.BuildTo(buildDir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(buildDir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testmain.Run(m, &exampleBin, &wardenPath)) }
 
-var warden struct {
-	once sync.Once
-	bin  string
-	err  error
-}
-
-// wardenBin builds ./cmd/warden once per test process and returns the binary.
-func wardenBin(t testing.TB) string {
-	t.Helper()
-	warden.once.Do(func() {
-		out := filepath.Join(buildDir, "warden")
-		cmd := exec.Command("go", "build", "-o", out, "github.com/warden-mcp/warden/cmd/warden")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			warden.err = fmt.Errorf("go build ./cmd/warden: %w\n%s", err, stderr.String())
-			return
-		}
-		warden.bin = out
-	})
-	if warden.err != nil {
-		t.Fatal(warden.err)
-	}
-	return warden.bin
-}
+// wardenBin returns the warden binary built for the package's tests.
+func wardenBin(testing.TB) string { return wardenPath }
 
 // npmPackages installs the pinned npm packages (shared cache) and returns their prefix
 // directory; it skips the test when node or npm is not on PATH.
@@ -94,22 +46,7 @@ func npmPackages(t testing.TB) string {
 }
 
 // syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testmain.SyncBuffer
 
 // testCtx is bounded well within the test timeout (a failure bound, never a measurement).
 func testCtx(t testing.TB) context.Context {

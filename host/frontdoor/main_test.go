@@ -1,28 +1,24 @@
 package frontdoor_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
-	"github.com/warden-mcp/warden/examples/mcpserver/mcpservertest"
 	"github.com/warden-mcp/warden/host"
 	"github.com/warden-mcp/warden/host/internal/testbuild"
+	"github.com/warden-mcp/warden/host/internal/testmain"
 )
 
 var (
@@ -30,52 +26,10 @@ var (
 	wardenBin  string // the warden command (go build ./cmd/warden)
 )
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "frontdoor-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	exampleBin, err = mcpservertest.BuildTo(dir)
-	if err == nil {
-		wardenBin = filepath.Join(dir, "warden")
-		out, berr := exec.Command("go", "build", "-o", wardenBin, "github.com/warden-mcp/warden/cmd/warden").CombinedOutput()
-		if berr != nil {
-			err = fmt.Errorf("go build ./cmd/warden: %w\n%s", berr, out)
-		}
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		_ = os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testmain.Run(m, &exampleBin, &wardenBin)) }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer = testmain.SyncBuffer
 
 func testCtx(t *testing.T) context.Context {
 	c, cancel := context.WithTimeout(context.Background(), 90*time.Second)

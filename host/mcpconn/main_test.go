@@ -1,23 +1,20 @@
 package mcpconn
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"go.uber.org/goleak"
 
 	"github.com/warden-mcp/warden/examples/mcpserver/mcpservertest"
 	"github.com/warden-mcp/warden/host/config"
+	"github.com/warden-mcp/warden/host/internal/testmain"
 )
 
 // exampleBin is the example MCP server, built once for the package's tests.
@@ -27,45 +24,10 @@ var exampleBin string
 // error or a log line.
 const secretToken = "wrdn-SECRET-7f3a9c1e"
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "mcpconn-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	exampleBin, err = mcpservertest.BuildTo(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(testmain.Run(m, &exampleBin, nil)) }
 
 // syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type syncBuffer = testmain.SyncBuffer
 
 // newManager returns a Manager logging at trace level into a buffer. At cleanup it closes
 // the Manager and fails the test if the log mentions secretToken.
