@@ -2,20 +2,19 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/warden-mcp/warden/host/internal/netguard"
 )
 
 // ErrTokenRequired is returned by Listen for a non-loopback address when the Server has
@@ -73,7 +72,7 @@ func (s *Server) wsHandler(base context.Context, t *connTracker) http.Handler {
 // authorize applies the token or loopback-Host rule and writes the refusal.
 func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 	if s.token != "" {
-		if validBearer(r.Header.Get("Authorization"), s.token) {
+		if netguard.ValidBearer(r.Header.Get("Authorization"), s.token) {
 			return true
 		}
 		s.log.Debug("websocket upgrade refused: missing or wrong bearer token", "remote", r.RemoteAddr)
@@ -81,39 +80,12 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
 		http.Error(w, "unauthorized", http.StatusUnauthorized)
 		return false
 	}
-	if !isLoopbackHost(hostOnly(r.Host)) {
+	if !netguard.IsLoopbackHost(netguard.HostOnly(r.Host)) {
 		s.log.Debug("websocket upgrade refused: non-loopback Host without a token", "remote", r.RemoteAddr)
 		http.Error(w, "forbidden: this server accepts only loopback Host names", http.StatusForbidden)
 		return false
 	}
 	return true
-}
-
-// validBearer compares the header's credential with token in constant time (both are
-// hashed first, so the comparison time does not depend on their lengths either).
-func validBearer(header, token string) bool {
-	scheme, cred, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(cred)))
-	want := sha256.Sum256([]byte(token))
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
-}
-
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // wsConn adapts a coder/websocket connection to Conn.
@@ -164,7 +136,7 @@ func (s *Server) Listen(addr string) (*Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: listen %q: %w", addr, err)
 	}
-	if s.token == "" && !isLoopbackHost(host) {
+	if s.token == "" && !netguard.IsLoopbackHost(host) {
 		return nil, fmt.Errorf("api: listen %s: %w", addr, ErrTokenRequired)
 	}
 	ln, err := net.Listen("tcp", addr)

@@ -2,17 +2,16 @@ package frontdoor
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/warden-mcp/warden/host/internal/netguard"
 )
 
 // ErrTokenRequired is returned by Listen for a non-loopback address without a bearer token.
@@ -52,46 +51,19 @@ func (f *FrontDoor) Handler() http.Handler {
 func authorize(h http.Handler, token string, log hclog.Logger) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token != "" {
-			if !validBearer(r.Header.Get("Authorization"), token) {
+			if !netguard.ValidBearer(r.Header.Get("Authorization"), token) {
 				log.Debug("request refused: missing or wrong bearer token", "remote", r.RemoteAddr)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="warden"`)
 				http.Error(w, "unauthorized", http.StatusUnauthorized)
 				return
 			}
-		} else if !isLoopbackHost(hostOnly(r.Host)) {
+		} else if !netguard.IsLoopbackHost(netguard.HostOnly(r.Host)) {
 			log.Debug("request refused: non-loopback Host without a token", "remote", r.RemoteAddr)
 			http.Error(w, "forbidden: this server accepts only loopback Host names", http.StatusForbidden)
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// validBearer compares the header's credential with token in constant time (both are hashed
-// first, so the time does not depend on their lengths either).
-func validBearer(header, token string) bool {
-	scheme, cred, ok := strings.Cut(header, " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(cred)))
-	want := sha256.Sum256([]byte(token))
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
-}
-
-func hostOnly(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
-		return h
-	}
-	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")
-}
-
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // Listener is a bound front-door HTTP endpoint; see FrontDoor.Listen.
@@ -114,7 +86,7 @@ func (f *FrontDoor) Listen(addr, token string) (*Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("frontdoor: listen %q: %w", addr, err)
 	}
-	if token == "" && !isLoopbackHost(host) {
+	if token == "" && !netguard.IsLoopbackHost(host) {
 		return nil, fmt.Errorf("frontdoor: listen %s: %w", addr, ErrTokenRequired)
 	}
 	ln, err := net.Listen("tcp", addr)
