@@ -35,15 +35,8 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// writeFile writes a test file, creating its directories.
+var writeFile = testmain.WriteFile
 
 func stdioServer(name, extra string) string {
 	return fmt.Sprintf("[mcp_servers.%s]\ncommand = %s\n%s\n", name, strconv.Quote(exampleBin), extra)

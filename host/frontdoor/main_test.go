@@ -37,15 +37,8 @@ func testCtx(t *testing.T) context.Context {
 	return c
 }
 
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// writeFile writes a test file, creating its directories.
+var writeFile = testmain.WriteFile
 
 // home is a warden home for the front-door tests:
 //

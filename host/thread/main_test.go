@@ -176,13 +176,8 @@ func mkdir(t *testing.T, dir string) {
 	}
 }
 
-func writeFile(t *testing.T, path, content string) {
-	t.Helper()
-	mkdir(t, filepath.Dir(path))
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// writeFile writes a test file, creating its directories.
+var writeFile = testmain.WriteFile
 
 // status reads a thread's status, failing the test on error.
 func status(t *testing.T, th *thread.Thread, name string) []thread.ServerStatus {
