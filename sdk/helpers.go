@@ -50,6 +50,45 @@ func HostIn(host string, allowed ...string) bool {
 	return hostInSlow(host, allowed)
 }
 
+// HostSet is a list of host patterns prepared once for matching many
+// hosts. A policy that checks every server against the same list builds it
+// in a package variable,
+//
+//	var allowed = sdk.NewHostSet("*.example.com", "127.0.0.1", "localhost")
+//
+// and calls allowed.Match(host) per server. Match follows HostIn's rules;
+// it saves the per-call work HostIn does on its list (in a wasm guest,
+// checking that the list is the one it prepared last). A HostSet is
+// immutable and safe for concurrent use.
+type HostSet struct {
+	patterns []string
+	// The wasm fast path's form of patterns (helpers_fast.go), when fast:
+	// the first four lanes, then groups of four.
+	first [4]lane
+	more  []lane
+	fast  bool
+}
+
+// NewHostSet returns the set of patterns (see HostIn for their syntax). It
+// copies them, so views of a hook input may be passed.
+func NewHostSet(patterns ...string) *HostSet {
+	s := &HostSet{patterns: make([]string, len(patterns))}
+	for i, p := range patterns {
+		s.patterns[i] = strings.Clone(p)
+	}
+	s.first, s.more, s.fast = prepareLanes(s.patterns)
+	return s
+}
+
+// Match reports whether host matches one of the set's patterns, exactly as
+// HostIn(host, patterns...) does.
+func (s *HostSet) Match(host string) bool {
+	if fastHelpers {
+		return s.matchFast(host)
+	}
+	return hostInSlow(host, s.patterns)
+}
+
 // hostInSlow is HostIn for any input: the reference implementation.
 func hostInSlow(host string, allowed []string) bool {
 	host = strings.TrimSuffix(host, ".")

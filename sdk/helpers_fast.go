@@ -201,23 +201,8 @@ func (c *patternCache) prepare(p0, p1, p2, p3 string) bool {
 	l := [4]lane{noLane, noLane, noLane, noLane}
 	ok := true
 	for i, p := range [4]string{p0, p1, p2, p3} {
-		if len(p) == 0 {
-			continue
-		}
-		e := len(p) - int(b2u(p[len(p)-1] == '.'))
-		w := int(b2u(p[0] == '*'))
-		s := p[w:max(e, w)]
-		if len(s) < 8 || len(s) > 16 {
-			ok = false
+		if l[i], ok = prepareLane(p); !ok {
 			break
-		}
-		phi, plo := tail16(s)
-		l[i] = lane{phi: lower(phi), plo: lower(plo), mlo: ^uint64(0) << uint(8*(16-len(s))), min: uint64(len(s))}
-		if w == 1 {
-			l[i].min, l[i].span = uint64(len(s))+1, 1<<62
-			if s[0] != '.' {
-				l[i] = noLane // "*suffix" matches nothing
-			}
 		}
 	}
 	c.p, c.l, c.valid = [4]string{}, l, 0
@@ -225,6 +210,74 @@ func (c *patternCache) prepare(p0, p1, p2, p3 string) bool {
 		c.p, c.valid = [4]string{p0, p1, p2, p3}, 1
 	}
 	return ok
+}
+
+// prepareLane prepares pattern p, reporting false if its compared part is
+// not 8 to 16 bytes long (an empty pattern, or one like "*suffix", is a
+// lane that matches nothing).
+func prepareLane(p string) (lane, bool) {
+	if len(p) == 0 {
+		return noLane, true
+	}
+	e := len(p) - int(b2u(p[len(p)-1] == '.'))
+	w := int(b2u(p[0] == '*'))
+	s := p[w:max(e, w)]
+	if len(s) < 8 || len(s) > 16 {
+		return noLane, false
+	}
+	phi, plo := tail16(s)
+	l := lane{phi: lower(phi), plo: lower(plo), mlo: ^uint64(0) << uint(8*(16-len(s))), min: uint64(len(s))}
+	if w == 1 {
+		l.min, l.span = uint64(len(s))+1, 1<<62
+		if s[0] != '.' {
+			l = noLane // "*suffix" matches nothing
+		}
+	}
+	return l, true
+}
+
+// prepareLanes prepares patterns for HostSet.matchFast: four lanes, then
+// groups of four (noLane pads the last group). It reports false if a
+// pattern does not suit the fast path.
+func prepareLanes(patterns []string) (first [4]lane, more []lane, ok bool) {
+	first = [4]lane{noLane, noLane, noLane, noLane}
+	for i, p := range patterns {
+		l, ok := prepareLane(p)
+		if !ok {
+			return first, nil, false
+		}
+		if i < 4 {
+			first[i] = l
+			continue
+		}
+		if (i-4)%4 == 0 {
+			more = append(more, noLane, noLane, noLane, noLane)
+		}
+		more[i-4] = l
+	}
+	return first, more, true
+}
+
+// matchFast is HostSet.Match for wasm guests: hostInFast without its
+// per-call check of the list, whose lanes were prepared by NewHostSet.
+func (s *HostSet) matchFast(host string) bool {
+	n := len(host)
+	if n == 0 {
+		return false
+	}
+	n -= int(b2u(host[n-1] == '.'))
+	if b2u(n < 8)|b2u(!s.fast) != 0 {
+		return hostInSlow(host, s.patterns)
+	}
+	hi, lo := tail16(host[:n])
+	hi, lo = lower(hi), lower(lo)
+	m, l := uint64(n), &s.first
+	r := l[0].match(m, hi, lo) | l[1].match(m, hi, lo) | l[2].match(m, hi, lo) | l[3].match(m, hi, lo)
+	for i := 0; i+4 <= len(s.more); i += 4 {
+		l := (*[4]lane)(s.more[i:])
+		r |= l[0].match(m, hi, lo) | l[1].match(m, hi, lo) | l[2].match(m, hi, lo) | l[3].match(m, hi, lo)
+	}
+	return r != 0
 }
 
 // match returns 1 if the host, given as its last 16 bytes lowercased (hi,

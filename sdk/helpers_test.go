@@ -53,10 +53,14 @@ func TestHostIn(t *testing.T) {
 		{"::1", true},
 		{"", false},
 	}
+	set := NewHostSet(allowed...)
 	for _, tc := range tests {
 		t.Run(tc.host, func(t *testing.T) {
 			if got := HostIn(tc.host, allowed...); got != tc.want {
 				t.Fatalf("HostIn(%q) = %v, want %v", tc.host, got, tc.want)
+			}
+			if got := set.Match(tc.host); got != tc.want {
+				t.Fatalf("HostSet.Match(%q) = %v, want %v", tc.host, got, tc.want)
 			}
 		})
 	}
@@ -107,12 +111,15 @@ func TestJSONStringField(t *testing.T) {
 
 func TestHelpersDoNotAllocate(t *testing.T) {
 	args := []byte(`{"o":{"p":[1,2]},"p\u0061th":"/etc/passwd","n":3}`)
+	set := NewHostSet("localhost", "*.example.com")
 	tests := []struct {
 		name string
 		fn   func()
 	}{
 		{"URLHost+HostIn", func() { _ = HostIn(URLHost("https://user@A.Example.com:443/x"), "localhost", "*.example.com") }},
 		{"JSONStringField", func() { _, _ = JSONStringField(args, "path") }},
+		{"HostSet.Match", func() { _ = set.Match("A.Example.com") }},
+		{"HostSet.matchFast", func() { _ = set.matchFast("A.Example.com") }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -161,6 +168,9 @@ func TestFastHelpersMatchPlain(t *testing.T) {
 				if got, want := hostInFast(h, p), hostInSlow(h, p); got != want {
 					t.Fatalf("HostIn(%q, %q): fast %v, plain %v", h, p, got, want)
 				}
+				if got, want := NewHostSet(p...).matchFast(h), hostInSlow(h, p); got != want {
+					t.Fatalf("HostSet(%q).Match(%q): fast %v, plain %v", p, h, got, want)
+				}
 			}
 		}
 		alphabet := []string{"a", "B", ".", "*", "x", "E", "e", "m", "é", "*.", ".com"}
@@ -177,6 +187,9 @@ func TestFastHelpersMatchPlain(t *testing.T) {
 			}
 			if got, want := hostInFast(h, p), hostInSlow(h, p); got != want {
 				t.Fatalf("HostIn(%q, %q): fast %v, plain %v", h, p, got, want)
+			}
+			if got, want := NewHostSet(p...).matchFast(h), hostInSlow(h, p); got != want {
+				t.Fatalf("HostSet(%q).Match(%q): fast %v, plain %v", p, h, got, want)
 			}
 		}
 	})
