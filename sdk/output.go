@@ -165,9 +165,17 @@ func (o *ServersOutput) add(name string, a abi.ServerAction, reason []string) {
 	k := 4 + copy(b[4:], name)
 	binary.LittleEndian.PutUint32(b[k:], 2<<3|uint32(a)<<8|(3<<3|2)<<16|uint32(rl)<<24)
 	k += 4
-	k += copy(b[k:], r0)
-	k += copy(b[k:], r1)
-	copy(b[k:], r2)
+	// An empty part is skipped: a copy is a call to memmove, which costs
+	// more in a wasm guest than the branch.
+	if len(r0) != 0 {
+		k += copy(b[k:], r0)
+	}
+	if len(r1) != 0 {
+		k += copy(b[k:], r1)
+	}
+	if len(r2) != 0 {
+		copy(b[k:], r2)
+	}
 	o.n = n + 2 + body
 }
 
