@@ -25,6 +25,11 @@ const (
 	// ExportHooks is () -> i32 (optional): the bitmask of implemented hooks,
 	// see [Hook].
 	ExportHooks = "warden_hooks"
+	// ExportLogLevel is (level i32) -> () (optional): the host calls it with
+	// the lowest [LogLevel] it records for the plugin (6: none) after
+	// warden_hooks and again whenever that changes, so that the guest can
+	// skip warden.log calls the host would drop.
+	ExportLogLevel = "warden_log_level"
 	// ExportServers is the servers hook, (ptr i32, len i32) -> i64.
 	ExportServers = "warden_servers"
 	// ExportCredentials is the credentials hook, (ptr i32, len i32) -> i64.

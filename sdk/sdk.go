@@ -80,6 +80,10 @@ type Policy struct {
 	other          []byte // output of an unknown hook
 
 	in []byte // input buffer handed out by warden_alloc (wasm only)
+
+	// minLog is the lowest level the host records (warden_log_level; wasm
+	// only): Log does not call the host below it. Zero until the host says.
+	minLog LogLevel
 }
 
 // module is the module's policy.

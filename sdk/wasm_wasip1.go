@@ -19,6 +19,12 @@ func wardenABIVersion() int32 { return abi.Version }
 //go:wasmexport warden_hooks
 func wardenHooks() int32 { return int32(module.hooks) }
 
+// wardenLogLevel records the lowest level the host records: Log skips the
+// host call for anything below it.
+//
+//go:wasmexport warden_log_level
+func wardenLogLevel(level int32) { module.minLog = LogLevel(level) }
+
 // maxInput bounds warden_alloc; larger requests get 0 (out of memory) rather
 // than a runtime abort.
 const maxInput = 1 << 30
