@@ -24,12 +24,17 @@ import (
 // only by the goroutine that holds it (host functions and the allocator run
 // on that goroutine, inside the guest call).
 type instance struct {
-	m      *Module
-	mod    api.Module
-	mem    api.Memory
-	alloc  api.Function
-	hookFn [3]api.Function // by bit index of abi.Hook
-	stack  [2]uint64
+	m     *Module
+	mod   api.Module
+	mem   api.Memory
+	alloc api.Function
+	// logLevelFn is warden_log_level (nil when not exported) and
+	// sentLevel the level it was last called with.
+	logLevelFn api.Function
+	sentLevel  int32
+	hookFn     [3]api.Function // by bit index of abi.Hook
+	stack      [2]uint64
+	guard      guard // the interrupt flag and the watchdog's view of the current call
 
 	bufPtr, bufCap uint32 // the current warden_alloc buffer
 
@@ -86,15 +91,21 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 
 	limit := uint64(m.limits.MemoryMB) << 20
 	parent := experimental.WithMemoryAllocator(ctx, memoryAllocator{in: in, limit: limit})
-	initCtx, cancel := context.WithTimeout(parent, m.limits.InitTimeout)
-	defer cancel()
-
-	mod, err := m.rt.rt.InstantiateModule(initCtx, m.compiled, cfg)
+	// Instantiation runs no guest code (no start functions): the init
+	// calls below do, each under the watchdog with the InitTimeout.
+	mod, err := m.rt.rt.InstantiateModule(parent, m.compiled, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
+	flag, _ := mod.ExportedGlobal(interruptExport).(api.MutableGlobal)
+	if flag == nil {
+		_ = mod.Close(context.Background())
+		return nil, errors.New("instantiate: the interrupt flag is missing") // added at load; defensive
+	}
 	in.mod = mod
+	in.guard.flag = flag
 	m.rt.instances.Store(mod, in)
+	m.rt.watchdog.add(&in.guard)
 	ok := false
 	defer func() {
 		if !ok {
@@ -112,24 +123,28 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 	}
 
 	if f := mod.ExportedFunction(abi.ExportInitialize); f != nil {
-		if err := in.initCall(parent, initCtx, f); err != nil {
+		if err := in.initCall(parent, f); err != nil {
 			return nil, err
 		}
 	}
-	if err := in.initCall(parent, initCtx, mod.ExportedFunction(abi.ExportABIVersion)); err != nil {
+	if err := in.initCall(parent, mod.ExportedFunction(abi.ExportABIVersion)); err != nil {
 		return nil, err
 	}
 	if v := int32(in.stack[0]); v != abi.Version {
 		return nil, detail(ErrABIVersion, "%s() returned %d, but this host implements ABI version %d", abi.ExportABIVersion, v, abi.Version)
 	}
 	if f := mod.ExportedFunction(abi.ExportHooks); f != nil {
-		if err := in.initCall(parent, initCtx, f); err != nil {
+		if err := in.initCall(parent, f); err != nil {
 			return nil, err
 		}
 		mask := uint32(in.stack[0])
 		in.hooksMask = &mask
 	}
-	if err := in.growBuffer(parent, initCtx, minInputBuffer, m.limits.InitTimeout); err != nil {
+	in.logLevelFn, in.sentLevel = mod.ExportedFunction(abi.ExportLogLevel), -1
+	if err := in.syncLogLevel(parent, m.limits.InitTimeout); err != nil {
+		return nil, err.Err
+	}
+	if err := in.growBuffer(parent, minInputBuffer, m.limits.InitTimeout); err != nil {
 		return nil, err.Err
 	}
 	in.endCall()
@@ -144,12 +159,74 @@ const minInputBuffer = 4 << 10
 // initCall runs one parameterless init-time export (its result, if any, is
 // left in in.stack[0]); failures are classified like hook failures and
 // reported (by the caller) as load errors.
-func (in *instance) initCall(ctx, cctx context.Context, f api.Function) error {
-	in.memHit = false
-	if err := f.CallWithStack(cctx, in.stack[:]); err != nil {
-		e := in.classify(ctx, cctx, err, 0, in.m.limits.InitTimeout)
+func (in *instance) initCall(ctx context.Context, f api.Function) error {
+	if e := in.callGuest(ctx, f, 0, in.m.limits.InitTimeout); e != nil {
 		return fmt.Errorf("%s(): %w", strings.Join(f.Definition().ExportNames(), "/"), e.Err)
 	}
+	return nil
+}
+
+// callGuest runs f on in.stack for hook (0 during init) under the
+// watchdog: the call is interrupted (see watchdog.go) when it outlives
+// timeout, when ctx is done or when the Runtime closes. A failed or
+// interrupted call returns a non-nil *Error.
+func (in *instance) callGuest(ctx context.Context, f api.Function, hook abi.Hook, timeout time.Duration) *Error {
+	done := ctx.Done()
+	if done != nil {
+		if err := ctx.Err(); err != nil {
+			return &Error{PluginID: in.m.id, Hook: hook, Cause: CauseCanceled, Err: detail(err, "canceled: %v", err)}
+		}
+	}
+	in.memHit = false
+	w := in.m.rt.watchdog
+	w.begin(&in.guard, timeout, done)
+	err := f.CallWithStack(ctx, in.stack[:])
+	why := w.end(&in.guard)
+	if err == nil && why == notInterrupted {
+		return nil
+	}
+	return in.classify(ctx, err, why, hook, timeout)
+}
+
+// minLogLevel returns the lowest level l records, in the ABI's numbering,
+// which is hclog's: 1 trace … 5 error, 6 nothing.
+func minLogLevel(l hclog.Logger) int32 {
+	if lvl := l.GetLevel(); lvl != hclog.NoLevel {
+		return int32(lvl)
+	}
+	// A logger without a level of its own (hclog's null logger, or a
+	// wrapper) answers the Is* questions.
+	switch {
+	case l.IsTrace():
+		return int32(hclog.Trace)
+	case l.IsDebug():
+		return int32(hclog.Debug)
+	case l.IsInfo():
+		return int32(hclog.Info)
+	case l.IsWarn():
+		return int32(hclog.Warn)
+	case l.IsError():
+		return int32(hclog.Error)
+	}
+	return int32(hclog.Off)
+}
+
+// syncLogLevel tells the guest the plugin logger's level (warden_log_level)
+// when it exports the function and the level changed since it was last
+// told.
+func (in *instance) syncLogLevel(ctx context.Context, timeout time.Duration) *Error {
+	if in.logLevelFn == nil {
+		return nil
+	}
+	level := minLogLevel(in.m.logger)
+	if level == in.sentLevel {
+		return nil
+	}
+	in.stack[0] = uint64(uint32(level))
+	if err := in.callGuest(ctx, in.logLevelFn, in.hook, timeout); err != nil {
+		return err
+	}
+	in.sentLevel = level
 	return nil
 }
 
@@ -158,7 +235,7 @@ func hookIndex(h abi.Hook) int { return bits.TrailingZeros32(uint32(h)) }
 // growBuffer makes the input buffer at least n bytes, calling warden_alloc
 // with n rounded up to a power of two. ctx is the caller's context, cctx the
 // deadline-bound one derived from it.
-func (in *instance) growBuffer(ctx, cctx context.Context, n uint32, timeout time.Duration) *Error {
+func (in *instance) growBuffer(ctx context.Context, n uint32, timeout time.Duration) *Error {
 	size := uint32(minInputBuffer)
 	for size < n {
 		size <<= 1
@@ -168,9 +245,8 @@ func (in *instance) growBuffer(ctx, cctx context.Context, n uint32, timeout time
 		}
 	}
 	in.stack[0] = uint64(size)
-	in.memHit = false
-	if err := in.alloc.CallWithStack(cctx, in.stack[:]); err != nil {
-		return in.classify(ctx, cctx, err, in.hook, timeout)
+	if err := in.callGuest(ctx, in.alloc, in.hook, timeout); err != nil {
+		return err
 	}
 	ptr := uint32(in.stack[0])
 	if ptr == 0 {
@@ -193,12 +269,12 @@ func (in *instance) fail(c Cause, wrapped error, format string, args ...any) *Er
 func (in *instance) invoke(ctx context.Context, hook abi.Hook, input []byte) ([]byte, *Error) {
 	in.hook = hook
 	defer in.endCall()
-	cctx, cancel := context.WithTimeout(ctx, in.m.limits.Timeout)
-	defer cancel()
-
+	if err := in.syncLogLevel(ctx, in.m.limits.Timeout); err != nil {
+		return nil, err
+	}
 	n := uint32(len(input))
 	if n > in.bufCap {
-		if err := in.growBuffer(ctx, cctx, n, in.m.limits.Timeout); err != nil {
+		if err := in.growBuffer(ctx, n, in.m.limits.Timeout); err != nil {
 			return nil, err
 		}
 	}
@@ -206,9 +282,8 @@ func (in *instance) invoke(ctx context.Context, hook abi.Hook, input []byte) ([]
 		return nil, in.fail(CauseMalformedOutput, nil, "input buffer [%#x, +%d) is outside guest memory", in.bufPtr, n)
 	}
 	in.stack[0], in.stack[1] = uint64(in.bufPtr), uint64(n)
-	in.memHit = false
-	if err := in.hookFn[hookIndex(hook)].CallWithStack(cctx, in.stack[:]); err != nil {
-		return nil, in.classify(ctx, cctx, err, hook, in.m.limits.Timeout)
+	if err := in.callGuest(ctx, in.hookFn[hookIndex(hook)], hook, in.m.limits.Timeout); err != nil {
+		return nil, err
 	}
 	ret := in.stack[0]
 	outPtr, outLen := uint32(ret>>32), uint32(ret)
@@ -227,35 +302,33 @@ func (in *instance) invoke(ctx context.Context, hook abi.Hook, input []byte) ([]
 	return out, nil
 }
 
-// classify turns an error from a guest call into a *Error. ctx is the
-// caller's context and cctx the per-call one derived from it.
-func (in *instance) classify(ctx, cctx context.Context, err error, hook abi.Hook, timeout time.Duration) *Error {
+// classify turns the outcome of a guest call into a *Error: err is what
+// wazero returned (nil when the guest returned; then why is not
+// notInterrupted) and why the watchdog's reason for setting the interrupt
+// flag, if it did. A call the watchdog interrupted is reported so even if
+// the guest returned meanwhile: the flag stays set, so the instance must go.
+func (in *instance) classify(ctx context.Context, err error, why int, hook abi.Hook, timeout time.Duration) *Error {
 	e := &Error{PluginID: in.m.id, Hook: hook}
-	if in.m.isClosed() {
+	if in.m.isClosed() || why == interruptedClosed {
 		e.Cause, e.Err = CauseClosed, detail(err, "module closed during the call")
+		return e
+	}
+	switch why {
+	case interruptedTimeout:
+		e.Cause, e.Err = CauseTimeout, detail(context.DeadlineExceeded, "timed out after %v", timeout)
+		return e
+	case interruptedCanceled:
+		cerr := ctx.Err()
+		e.Cause, e.Err = CauseCanceled, detail(cerr, "canceled: %v", cerr)
 		return e
 	}
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
-		switch exit.ExitCode() {
-		case sys.ExitCodeDeadlineExceeded, sys.ExitCodeContextCanceled:
-			if cerr := ctx.Err(); cerr != nil {
-				e.Cause, e.Err = CauseCanceled, detail(err, "canceled: %v", cerr)
-			} else {
-				e.Cause, e.Err = CauseTimeout, detail(err, "timed out after %v", timeout)
-			}
-			return e
-		}
 		if in.memHit {
 			e.Cause, e.Err = CauseMemory, detail(err, "hit the %d MiB memory limit (guest exited with code %d)", in.m.limits.MemoryMB, exit.ExitCode())
 		} else {
 			e.Cause, e.Err = CauseExit, detail(err, "guest exited with code %d", exit.ExitCode())
 		}
-		return e
-	}
-	if cerr := cctx.Err(); cerr != nil && ctx.Err() == nil && errors.Is(cerr, context.DeadlineExceeded) {
-		// Deadline hit inside a host function: still a timeout.
-		e.Cause, e.Err = CauseTimeout, detail(err, "timed out after %v", timeout)
 		return e
 	}
 	msg := firstLine(err.Error())
@@ -286,6 +359,7 @@ func (in *instance) close(ctx context.Context) {
 		return
 	}
 	in.m.rt.instances.Delete(in.mod)
+	in.m.rt.watchdog.remove(&in.guard)
 	_ = in.mod.Close(ctx)
 	in.mod = nil
 }
@@ -321,6 +395,9 @@ func (r *Runtime) hostLog(_ context.Context, mod api.Module, stack []uint64) {
 	}
 	in := v.(*instance)
 	level, ptr, n := abi.LogLevel(int32(stack[0])), uint32(stack[1]), uint32(stack[2])
+	if int32(hclogLevel(level)) < minLogLevel(in.m.logger) {
+		return // below the plugin logger's level: dropped unread, and not counted
+	}
 	if max := uint32(r.cfg.MaxLogMessageBytes); n > max {
 		n = max + 1 // read one more so guestLog records the truncation
 	}

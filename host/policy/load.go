@@ -187,6 +187,7 @@ func (r *Runtime) validateModule(cm wazero.CompiledModule, limits Limits) (prese
 		{abi.ExportABIVersion, nil, []api.ValueType{i32}, true},
 		{abi.ExportAlloc, []api.ValueType{i32}, []api.ValueType{i32}, true},
 		{abi.ExportHooks, nil, []api.ValueType{i32}, false},
+		{abi.ExportLogLevel, []api.ValueType{i32}, nil, false},
 		{abi.ExportInitialize, nil, nil, false},
 	}
 	for _, h := range abi.Hooks() {

@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/warden-mcp/warden/abi"
+	"github.com/warden-mcp/warden/host/policy/internal/interrupt"
 )
 
 // Defaults applied to zero-valued Config and Limits fields.
@@ -172,6 +173,9 @@ type Runtime struct {
 	// bufs pools input encoding buffers (*[]byte) for the typed wrappers.
 	bufs sync.Pool
 
+	// watchdog interrupts calls that outlive their deadline.
+	watchdog *watchdog
+
 	mu       sync.Mutex
 	compiled map[[32]byte]*compiledEntry
 	modules  map[*Module]struct{}
@@ -232,9 +236,13 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	} else {
 		r.cache = wazero.NewCompilationCache()
 	}
+	r.watchdog = newWatchdog() // stopped by closeWazero
 	rcfg := wazero.NewRuntimeConfig().
 		WithCompilationCache(r.cache).
-		WithCloseOnContextDone(true).
+		// Off: guests are interrupted through the flag every module gets
+		// at load (see watchdog.go), which costs a few instructions where
+		// wazero's checks cost a trip to Go.
+		WithCloseOnContextDone(false).
 		// The wasm32 maximum: per-module limits are enforced by the
 		// instance allocator (see the Runtime doc).
 		WithMemoryLimitPages(MaxMemoryMB * 16).
@@ -283,6 +291,7 @@ func (r *Runtime) Close(ctx context.Context) error {
 	for _, m := range mods {
 		errs = append(errs, m.Close(ctx))
 	}
+	r.watchdog.interruptAll()
 	errs = append(errs, r.closeWazero(ctx))
 	return errors.Join(errs...)
 }
@@ -292,6 +301,7 @@ func (r *Runtime) closeWazero(ctx context.Context) error {
 	if cerr := r.cache.Close(ctx); err == nil {
 		err = cerr
 	}
+	r.watchdog.stop()
 	return err
 }
 
@@ -313,7 +323,7 @@ func (r *Runtime) acquireCompiled(ctx context.Context, digest [32]byte, wasm []b
 	r.mu.Unlock()
 
 	if !ok {
-		e.cm, e.err = r.rt.CompileModule(ctx, wasm)
+		e.cm, e.err = r.compile(ctx, wasm)
 		close(e.ready)
 	}
 	select {
@@ -328,6 +338,22 @@ func (r *Runtime) acquireCompiled(ctx context.Context, digest [32]byte, wasm []b
 		return nil, err
 	}
 	return e.cm, nil
+}
+
+// compile instruments wasm with the interrupt flag (see watchdog.go) and
+// compiles the result. A module the instrumentation refuses is compiled as
+// it is first, so that an invalid module gets wazero's precise error.
+func (r *Runtime) compile(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
+	patched, err := interrupt.Instrument(wasm, interruptExport)
+	if err != nil {
+		if cm, cerr := r.rt.CompileModule(ctx, wasm); cerr != nil {
+			return nil, cerr
+		} else {
+			_ = cm.Close(ctx)
+		}
+		return nil, err
+	}
+	return r.rt.CompileModule(ctx, patched)
 }
 
 // releaseCompiled drops one reference; the last one closes the compiled

@@ -1,0 +1,549 @@
+package interrupt
+
+import "fmt"
+
+// Immediate kinds of the one-byte opcodes (the index of the ops table).
+// kInvalid is zero so that every opcode not listed is rejected.
+const (
+	kInvalid  = iota
+	kNone     // no immediate
+	kU32      // one u32: an index or a label
+	kU32x2    // two u32s: call_indirect, return_call_indirect
+	kGlobal   // global.get, global.set: a u32 checked against the global count
+	kBlock    // block, if: a block type; opens a frame
+	kLoop     // loop: a block type; opens a frame; its body gets a check
+	kTryTable // try_table: a block type and a vector of catch clauses; opens a frame
+	kEnd      // end: closes a frame (the last one ends the body)
+	kBrTable  // br_table: vec(label) label
+	kMemarg   // loads and stores
+	kZeroByte // memory.size, memory.grow: the reserved byte 0x00
+	kI32Const // s32
+	kI64Const // s64
+	kF32Const // 4 bytes
+	kF64Const // 8 bytes
+	kSelectT  // select t*: vec(valtype), restricted to one one-byte type
+	kRefNull  // ref.null: a heap type
+	kPrefixFC // misc (saturating truncation, bulk memory, tables): u32 sub-opcode
+	kPrefixFD // SIMD: sub-opcode (see walker.simdOp)
+	kPrefixFE // threads (atomics): one-byte sub-opcode
+)
+
+// Immediate kinds of the SIMD (0xfd) sub-opcodes (the index of the simd table).
+const (
+	sInvalid    = iota
+	sNone       // no immediate
+	sMemarg     // v128 loads and stores
+	sBytes16    // v128.const, i8x16.shuffle: 16 bytes
+	sLane       // extract_lane, replace_lane: a lane index byte
+	sMemargLane // load_lane, store_lane
+)
+
+// opTables classifies opcodes by the immediates that follow them. It is
+// filled by each Instrument call (on the stack: 512 bytes, well under a
+// microsecond) so that the package has no package-level state.
+type opTables struct {
+	ops  [256]uint8
+	simd [256]uint8
+}
+
+func (t *opTables) init() {
+	set := func(tab *[256]uint8, kind uint8, lo, hi int) {
+		for op := lo; op <= hi; op++ {
+			tab[op] = kind
+		}
+	}
+	o := &t.ops
+	set(o, kNone, 0x00, 0x01) // unreachable, nop
+	set(o, kBlock, 0x02, 0x02)
+	set(o, kLoop, 0x03, 0x03)
+	set(o, kBlock, 0x04, 0x04)
+	set(o, kNone, 0x05, 0x05) // else
+	// 0x06 try, 0x07 catch, 0x09 rethrow, 0x18 delegate, 0x19 catch_all
+	// (legacy exception handling) are rejected: wazero rejects them too.
+	set(o, kU32, 0x08, 0x08)  // throw tag
+	set(o, kNone, 0x0a, 0x0a) // throw_ref
+	set(o, kEnd, 0x0b, 0x0b)
+	set(o, kU32, 0x0c, 0x0d) // br, br_if
+	set(o, kBrTable, 0x0e, 0x0e)
+	set(o, kNone, 0x0f, 0x0f)  // return
+	set(o, kU32, 0x10, 0x10)   // call
+	set(o, kU32x2, 0x11, 0x11) // call_indirect type table
+	set(o, kU32, 0x12, 0x12)   // return_call
+	set(o, kU32x2, 0x13, 0x13) // return_call_indirect type table
+	set(o, kU32, 0x14, 0x15)   // call_ref, return_call_ref (typed function references)
+	set(o, kNone, 0x1a, 0x1b)  // drop, select
+	set(o, kSelectT, 0x1c, 0x1c)
+	set(o, kTryTable, 0x1f, 0x1f)
+	set(o, kU32, 0x20, 0x22) // local.get, local.set, local.tee
+	set(o, kGlobal, 0x23, 0x24)
+	set(o, kU32, 0x25, 0x26)    // table.get, table.set
+	set(o, kMemarg, 0x28, 0x3e) // loads and stores
+	set(o, kZeroByte, 0x3f, 0x40)
+	set(o, kI32Const, 0x41, 0x41)
+	set(o, kI64Const, 0x42, 0x42)
+	set(o, kF32Const, 0x43, 0x43)
+	set(o, kF64Const, 0x44, 0x44)
+	set(o, kNone, 0x45, 0xc4) // numeric instructions, including sign extension 0xc0–0xc4
+	set(o, kRefNull, 0xd0, 0xd0)
+	set(o, kNone, 0xd1, 0xd1) // ref.is_null
+	set(o, kU32, 0xd2, 0xd2)  // ref.func
+	set(o, kNone, 0xd4, 0xd4) // ref.as_non_null
+	set(o, kU32, 0xd5, 0xd6)  // br_on_null, br_on_non_null
+	set(o, kPrefixFC, 0xfc, 0xfc)
+	set(o, kPrefixFD, 0xfd, 0xfd)
+	set(o, kPrefixFE, 0xfe, 0xfe)
+
+	s := &t.simd
+	set(s, sMemarg, 0x00, 0x0b) // v128.load*, v128.store
+	set(s, sBytes16, 0x0c, 0x0d)
+	set(s, sNone, 0x0e, 0x14)       // swizzle, splats
+	set(s, sLane, 0x15, 0x22)       // extract_lane, replace_lane
+	set(s, sNone, 0x23, 0x53)       // comparisons, bitwise, any_true
+	set(s, sMemargLane, 0x54, 0x5b) // load_lane, store_lane
+	set(s, sMemarg, 0x5c, 0x5d)     // load32_zero, load64_zero
+	set(s, sNone, 0x5e, 0xff)       // arithmetic and conversions
+	for _, op := range [...]byte{   // opcodes the SIMD proposal left unassigned
+		0x9a, 0xa2, 0xa5, 0xa6, 0xaf, 0xb0, 0xb2, 0xb3, 0xb4, 0xbb,
+		0xc2, 0xc5, 0xc6, 0xcf, 0xd0, 0xd2, 0xd3, 0xd4, 0xe2, 0xee,
+	} {
+		s[op] = sInvalid
+	}
+}
+
+// maxLocals is the most locals a function may declare: the WebAssembly JS
+// API's implementation limit (50000, which V8 enforces). wazero has none:
+// a 46-byte module declaring 10⁹ locals makes it allocate gigabytes, then
+// panic in CompileModule.
+const maxLocals = 50000
+
+// walker parses function bodies and records where checks go.
+type walker struct {
+	*opTables
+	globals uint32 // the module's global count before instrumentation
+	ins     []int  // module offsets where a check is inserted, ascending
+}
+
+// body parses one function body b (locals and expression), which starts at
+// module offset base, and appends to w.ins the offset of its first
+// instruction and the offset right after every loop's block type. On
+// failure it returns the offset in b of the instruction at fault and a
+// description; on success it returns -1 and "".
+func (w *walker) body(b []byte, base int) (int, string) {
+	nDecls, pc, st := readU32(b, 0)
+	if st != lebOK {
+		return 0, lebMessage(st, "local declaration count")
+	}
+	var locals uint64
+	for i := uint32(0); i < nDecls; i++ {
+		at := pc
+		var n uint32
+		if n, pc, st = readU32(b, pc); st != lebOK {
+			return at, lebMessage(st, "local count")
+		}
+		if locals += uint64(n); locals > maxLocals {
+			return at, fmt.Sprintf("more than %d locals", maxLocals)
+		}
+		var msg string
+		if pc, msg = valType(b, pc); msg != "" {
+			return at, "local type: " + msg
+		}
+	}
+	w.ins = append(w.ins, base+pc)
+
+	ops := &w.ops
+	depth := 1 // the function body's own frame
+	for pc < len(b) {
+		at := pc
+		op := b[pc]
+		pc++
+		k := ops[op]
+		// The two most frequent kinds first, with a conditional branch
+		// each: cheaper than the switch's indirect jump.
+		if k == kNone {
+			continue
+		}
+		if k == kU32 {
+			if pc < len(b) && b[pc] < 0x80 { // most immediates take one byte
+				pc++
+				continue
+			}
+			if pc, st = skipLEB(b, pc, 5, maskU32, false); st != lebOK {
+				return at, immMessage(st, op)
+			}
+			continue
+		}
+		switch k {
+		case kMemarg:
+			if pc+1 < len(b) && b[pc]|b[pc+1] < 0x80 { // align and offset in one byte each
+				if b[pc]&0x40 == 0 {
+					pc += 2
+					continue
+				}
+			}
+			var msg string
+			if pc, msg = memarg(b, pc); msg != "" {
+				return at, fmt.Sprintf("opcode %#02x: %s", op, msg)
+			}
+		case kI32Const:
+			if pc < len(b) && b[pc] < 0x80 {
+				pc++
+				continue
+			}
+			if pc, st = skipLEB(b, pc, 5, maskS32, true); st != lebOK {
+				return at, immMessage(st, op)
+			}
+		case kI64Const:
+			if pc, st = skipLEB(b, pc, 10, maskS64, true); st != lebOK {
+				return at, immMessage(st, op)
+			}
+		case kGlobal:
+			var idx uint32
+			if idx, pc, st = readU32(b, pc); st != lebOK {
+				return at, immMessage(st, op)
+			}
+			if idx >= w.globals {
+				name := "global.get"
+				if op == 0x24 {
+					name = "global.set"
+				}
+				return at, fmt.Sprintf("%s %d: the module has only %d globals", name, idx, w.globals)
+			}
+		case kBlock, kLoop:
+			var msg string
+			if pc, msg = blockType(b, pc); msg != "" {
+				return at, fmt.Sprintf("opcode %#02x: %s", op, msg)
+			}
+			depth++
+			if k == kLoop {
+				w.ins = append(w.ins, base+pc)
+			}
+		case kEnd:
+			depth--
+			if depth == 0 {
+				if pc != len(b) {
+					return pc, fmt.Sprintf("%d bytes after the function's final end", len(b)-pc)
+				}
+				return -1, ""
+			}
+		case kU32x2:
+			for range 2 {
+				if pc, st = skipLEB(b, pc, 5, maskU32, false); st != lebOK {
+					return at, immMessage(st, op)
+				}
+			}
+		case kBrTable:
+			var n uint32
+			if n, pc, st = readU32(b, pc); st != lebOK {
+				return at, immMessage(st, op)
+			}
+			// n+1 labels. Each takes at least one byte, so a bogus n ends
+			// in a truncation error after at most len(b) iterations.
+			for i := uint64(0); i <= uint64(n); i++ {
+				if pc, st = skipLEB(b, pc, 5, maskU32, false); st != lebOK {
+					return at, immMessage(st, op)
+				}
+			}
+		case kZeroByte:
+			if pc >= len(b) {
+				return at, immMessage(lebTruncated, op)
+			}
+			if b[pc] != 0 {
+				return at, fmt.Sprintf("opcode %#02x: reserved byte %#02x is not 0x00", op, b[pc])
+			}
+			pc++
+		case kF32Const:
+			if pc += 4; pc > len(b) {
+				return at, immMessage(lebTruncated, op)
+			}
+		case kF64Const:
+			if pc += 8; pc > len(b) {
+				return at, immMessage(lebTruncated, op)
+			}
+		case kSelectT:
+			// select t*: vec(valtype). Only one type is valid, and wazero's
+			// compiler skips exactly two bytes here (v1.12, whatever its
+			// validator accepted): accept only 0x01 and a one-byte type,
+			// not 0x63/0x64 and a heap type, which that compiler would
+			// read as instructions.
+			if pc+1 >= len(b) {
+				return at, immMessage(lebTruncated, op)
+			}
+			if b[pc] != 0x01 {
+				return at, fmt.Sprintf("select: type vector %#02x…: only one type, encoded as 0x01 then a one-byte type, is supported", b[pc])
+			}
+			if c := b[pc+1]; c == 0x63 || c == 0x64 {
+				return at, "select: (ref …) types are not supported (wazero v1.12 compiles them wrongly)"
+			}
+			var msg string
+			if pc, msg = valType(b, pc+1); msg != "" {
+				return at, "select: " + msg
+			}
+		case kRefNull:
+			var msg string
+			if pc, msg = heapType(b, pc); msg != "" {
+				return at, "ref.null: " + msg
+			}
+		case kTryTable:
+			var msg string
+			if pc, msg = blockType(b, pc); msg != "" {
+				return at, "try_table: " + msg
+			}
+			var n uint32
+			if n, pc, st = readU32(b, pc); st != lebOK {
+				return at, lebMessage(st, "try_table catch count")
+			}
+			for i := uint32(0); i < n; i++ {
+				if pc >= len(b) {
+					return at, "truncated try_table catch clause"
+				}
+				kind := b[pc]
+				pc++
+				var imms int
+				switch kind {
+				case 0x00, 0x01: // catch, catch_ref: tag label
+					imms = 2
+				case 0x02, 0x03: // catch_all, catch_all_ref: label
+					imms = 1
+				default:
+					return at, fmt.Sprintf("try_table: unknown catch kind %#02x", kind)
+				}
+				for range imms {
+					if pc, st = skipLEB(b, pc, 5, maskU32, false); st != lebOK {
+						return at, lebMessage(st, "try_table catch clause")
+					}
+				}
+			}
+			depth++
+		case kPrefixFC:
+			var msg string
+			if pc, msg = miscOp(b, pc); msg != "" {
+				return at, msg
+			}
+		case kPrefixFD:
+			var msg string
+			if pc, msg = w.simdOp(b, pc); msg != "" {
+				return at, msg
+			}
+		case kPrefixFE:
+			var msg string
+			if pc, msg = atomicOp(b, pc); msg != "" {
+				return at, msg
+			}
+		default:
+			return at, fmt.Sprintf("unknown opcode %#02x", op)
+		}
+	}
+	return len(b), "function body ends without its final end"
+}
+
+// immMessage describes a failed read of op's immediate.
+func immMessage(status int, op byte) string {
+	return lebMessage(status, fmt.Sprintf("immediate of opcode %#02x", op))
+}
+
+// valType skips a value type: a one-byte number, vector or reference type,
+// or 0x63 (ref null) / 0x64 (ref) followed by a heap type.
+func valType(b []byte, pc int) (int, string) {
+	if pc >= len(b) {
+		return pc, "truncated value type"
+	}
+	switch c := b[pc]; c {
+	case 0x7f, 0x7e, 0x7d, 0x7c, // i32 i64 f32 f64
+		0x7b,             // v128
+		0x70, 0x6f, 0x69: // funcref externref exnref
+		return pc + 1, ""
+	case 0x63, 0x64:
+		return heapType(b, pc+1)
+	default:
+		return pc, fmt.Sprintf("unknown value type %#02x", c)
+	}
+}
+
+// heapType skips a heap type: an s33 that is a type index or one of the
+// abstract types func (-0x10), extern (-0x11) and exn (-0x17).
+func heapType(b []byte, pc int) (int, string) {
+	v, next, st := readS33(b, pc)
+	if st != lebOK {
+		return pc, lebMessage(st, "heap type")
+	}
+	if v < 0 && v != -0x10 && v != -0x11 && v != -0x17 {
+		return pc, fmt.Sprintf("unknown heap type %d", v)
+	}
+	return next, ""
+}
+
+// blockType skips a block type: the s33 -0x40 (empty), a one-byte value
+// type (negative), 0x63/0x64 and a heap type, or a type index
+// (non-negative). It is decoded as an s33 whatever its first byte, as
+// wazero does, so that both agree on where it ends.
+func blockType(b []byte, pc int) (int, string) {
+	v, next, st := readS33(b, pc)
+	if st != lebOK {
+		return pc, lebMessage(st, "block type")
+	}
+	switch {
+	case v >= 0: // type index
+	case v == -0x40, // empty
+		v >= -5,                                // i32 i64 f32 f64 v128
+		v == -0x10 || v == -0x11 || v == -0x17: // funcref externref exnref
+	case v == -0x1d || v == -0x1c: // 0x63 ref null, 0x64 ref
+		var msg string
+		if next, msg = heapType(b, next); msg != "" {
+			return pc, "block type: " + msg
+		}
+	default:
+		return pc, fmt.Sprintf("invalid block type %d", v)
+	}
+	return next, ""
+}
+
+// memarg skips a memory argument: align (u32; bit 6 announces a memory
+// index u32), then offset (u64).
+func memarg(b []byte, pc int) (int, string) {
+	align, pc, st := readU32(b, pc)
+	if st != lebOK {
+		return pc, lebMessage(st, "memarg alignment")
+	}
+	if align&0x40 != 0 {
+		if pc, st = skipLEB(b, pc, 5, maskU32, false); st != lebOK {
+			return pc, lebMessage(st, "memarg memory index")
+		}
+	}
+	if pc, st = skipLEB(b, pc, 10, maskU64, false); st != lebOK {
+		return pc, lebMessage(st, "memarg offset")
+	}
+	return pc, ""
+}
+
+// miscOp skips the 0xfc-prefixed instruction whose u32 sub-opcode starts
+// at pc.
+func miscOp(b []byte, pc int) (int, string) {
+	sub, pc, st := readU32(b, pc)
+	if st != lebOK {
+		return pc, lebMessage(st, "0xfc sub-opcode")
+	}
+	var u32s, zeros int
+	switch sub {
+	case 0, 1, 2, 3, 4, 5, 6, 7: // saturating truncation
+	case 8: // memory.init data mem
+		u32s, zeros = 1, 1
+	case 9: // data.drop data
+		u32s = 1
+	case 10: // memory.copy mem mem
+		zeros = 2
+	case 11: // memory.fill mem
+		zeros = 1
+	case 12, 14: // table.init elem table, table.copy table table
+		u32s = 2
+	case 13, 15, 16, 17: // elem.drop, table.grow, table.size, table.fill
+		u32s = 1
+	default:
+		return pc, fmt.Sprintf("unknown opcode 0xfc %#02x", sub)
+	}
+	for range u32s {
+		if pc, st = skipLEB(b, pc, 5, maskU32, false); st != lebOK {
+			return pc, lebMessage(st, fmt.Sprintf("immediate of opcode 0xfc %#02x", sub))
+		}
+	}
+	for range zeros {
+		if pc >= len(b) {
+			return pc, fmt.Sprintf("truncated immediate of opcode 0xfc %#02x", sub)
+		}
+		if b[pc] != 0 {
+			return pc, fmt.Sprintf("opcode 0xfc %#02x: reserved byte %#02x is not 0x00", sub, b[pc])
+		}
+		pc++
+	}
+	return pc, ""
+}
+
+// simdOp skips the 0xfd-prefixed instruction whose sub-opcode starts at pc.
+//
+// The sub-opcode is a u32 LEB128 in the spec, but wazero (v1.12) reads one
+// byte: for 0x00–0x7f the two agree; for 0x80–0xff the minimal encoding is
+// that byte then 0x01, which wazero runs as the instruction then a nop, so
+// both still agree on where every following instruction starts. Any other
+// encoding (a non-minimal one, or a sub-opcode above 0xff such as the
+// relaxed SIMD instructions, which wazero does not implement) would make
+// wazero see different instructions from the ones we see — possibly a loop
+// we would not have instrumented — so it is rejected.
+func (w *walker) simdOp(b []byte, pc int) (int, string) {
+	if pc >= len(b) {
+		return pc, "truncated 0xfd sub-opcode"
+	}
+	sub := b[pc]
+	pc++
+	if sub >= 0x80 {
+		if pc >= len(b) || b[pc] != 0x01 {
+			v, _, st := readU32(b, pc-1)
+			switch {
+			case st != lebOK:
+				return pc, lebMessage(st, "0xfd sub-opcode")
+			case v >= 0x100 && v <= 0x113:
+				return pc, fmt.Sprintf("relaxed SIMD opcode 0xfd %#x is not supported", v)
+			case v < 0x100:
+				return pc, fmt.Sprintf("opcode 0xfd %#02x has a non-minimal encoding", v)
+			default:
+				return pc, fmt.Sprintf("unknown opcode 0xfd %#x", v)
+			}
+		}
+		pc++
+	}
+	switch w.simd[sub] {
+	case sNone:
+	case sMemarg:
+		var msg string
+		if pc, msg = memarg(b, pc); msg != "" {
+			return pc, fmt.Sprintf("opcode 0xfd %#02x: %s", sub, msg)
+		}
+	case sBytes16:
+		if pc += 16; pc > len(b) {
+			return pc, fmt.Sprintf("truncated immediate of opcode 0xfd %#02x", sub)
+		}
+	case sLane:
+		if pc++; pc > len(b) {
+			return pc, fmt.Sprintf("truncated immediate of opcode 0xfd %#02x", sub)
+		}
+	case sMemargLane:
+		var msg string
+		if pc, msg = memarg(b, pc); msg != "" {
+			return pc, fmt.Sprintf("opcode 0xfd %#02x: %s", sub, msg)
+		}
+		if pc++; pc > len(b) {
+			return pc, fmt.Sprintf("truncated immediate of opcode 0xfd %#02x", sub)
+		}
+	default:
+		return pc, fmt.Sprintf("unknown opcode 0xfd %#02x", sub)
+	}
+	return pc, ""
+}
+
+// atomicOp skips the 0xfe-prefixed instruction whose sub-opcode starts at
+// pc. The sub-opcode is a u32 LEB128 in the spec but every atomic opcode is
+// below 0x80, and wazero reads one byte: a byte with the continuation bit
+// is rejected rather than read two ways.
+func atomicOp(b []byte, pc int) (int, string) {
+	if pc >= len(b) {
+		return pc, "truncated 0xfe sub-opcode"
+	}
+	sub := b[pc]
+	pc++
+	switch {
+	case sub == 0x03: // atomic.fence: reserved byte
+		if pc >= len(b) {
+			return pc, "truncated immediate of opcode 0xfe 0x03"
+		}
+		if b[pc] != 0 {
+			return pc, fmt.Sprintf("opcode 0xfe 0x03: reserved byte %#02x is not 0x00", b[pc])
+		}
+		return pc + 1, ""
+	case sub <= 0x02 || (sub >= 0x10 && sub <= 0x4e): // notify, wait, loads, stores, rmw
+		var msg string
+		if pc, msg = memarg(b, pc); msg != "" {
+			return pc, fmt.Sprintf("opcode 0xfe %#02x: %s", sub, msg)
+		}
+		return pc, ""
+	default:
+		return pc, fmt.Sprintf("unknown opcode 0xfe %#02x", sub)
+	}
+}

@@ -1,0 +1,130 @@
+package interrupt
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/warden-mcp/warden/host/internal/testbuild"
+)
+
+// rawSection is one section as the test splits a module (independently of
+// the package's own parser): id and all its bytes.
+type rawSection struct {
+	id    byte
+	bytes []byte
+}
+
+// splitSections splits a well-formed module into its sections.
+func splitSections(t testing.TB, wasm []byte) []rawSection {
+	t.Helper()
+	var ss []rawSection
+	for pos := 8; pos < len(wasm); {
+		size, body, st := readU32(wasm, pos+1)
+		if st != lebOK || body+int(size) > len(wasm) {
+			t.Fatalf("malformed section at %#x", pos)
+		}
+		ss = append(ss, rawSection{wasm[pos], wasm[pos : body+int(size)]})
+		pos = body + int(size)
+	}
+	return ss
+}
+
+// checkSections verifies that out has in's sections in the same order,
+// byte for byte, except the table, global, export and code sections, which
+// it has exactly once each (code only if in has one), in the spec's order.
+func checkSections(t testing.TB, in, out []byte) {
+	t.Helper()
+	if !bytes.Equal(in[:8], out[:8]) {
+		t.Fatalf("header changed: % x", out[:8])
+	}
+	keep := func(ss []rawSection) (kept []rawSection, ids []byte) {
+		for _, s := range ss {
+			switch s.id {
+			case secTable, secGlobal, secExport, secCode:
+			default:
+				kept = append(kept, s)
+			}
+			ids = append(ids, s.id)
+		}
+		return kept, ids
+	}
+	sin, sout := splitSections(t, in), splitSections(t, out)
+	kin, idsIn := keep(sin)
+	kout, idsOut := keep(sout)
+	if len(kin) != len(kout) {
+		t.Fatalf("sections other than table/global/export/code: %d in the input, %d in the output", len(kin), len(kout))
+	}
+	for i := range kin {
+		if kin[i].id != kout[i].id || !bytes.Equal(kin[i].bytes, kout[i].bytes) {
+			t.Fatalf("section %d (id %d) changed", i, kin[i].id)
+		}
+	}
+	count := func(ids []byte, id byte) int { return bytes.Count(ids, []byte{id}) }
+	if count(idsOut, secTable) != 1 || count(idsOut, secGlobal) != 1 || count(idsOut, secExport) != 1 || count(idsOut, secCode) != count(idsIn, secCode) {
+		t.Fatalf("section ids in the output: %v (input: %v)", idsOut, idsIn)
+	}
+	last := 0
+	for _, id := range idsOut {
+		if id == secCustom {
+			continue
+		}
+		if r := sectionRank(id); r <= last {
+			t.Fatalf("section %d out of order in the output: %v", id, idsOut)
+		} else {
+			last = r
+		}
+	}
+}
+
+// TestStructure checks the output of Instrument against wabt's
+// wasm-objdump: a check at every function entry and after every loop, one
+// check per defined function plus one per loop of the input, and nothing
+// else changed in the code; and every other section preserved.
+func TestStructure(t *testing.T) {
+	type tc struct {
+		name     string
+		wasm     func(t testing.TB) []byte
+		features api.CoreFeatures
+	}
+	wat := func(path string) func(t testing.TB) []byte {
+		return func(t testing.TB) []byte { return testbuild.WAT(t, path) }
+	}
+	tests := []tc{
+		{"features.wat", wat("testdata/features.wat"), api.CoreFeaturesV2},
+		{"runaway.wat", wat("testdata/runaway.wat"), api.CoreFeaturesV2},
+		{"tailcall.wat", wat("testdata/tailcall.wat"), api.CoreFeaturesV2 | experimental.CoreFeaturesTailCall},
+		{"atomics.wat", wat("testdata/atomics.wat"), api.CoreFeaturesV2 | experimental.CoreFeaturesThreads},
+		{"imports.wat", wat("testdata/imports.wat"), api.CoreFeaturesV2},
+		{"tight.wat", wat("testdata/tight.wat"), api.CoreFeaturesV2},
+		// wasm-objdump (wabt 1.0.32) decodes neither try_table nor the typed
+		// function references opcodes, and stops at paddedModule's padded
+		// 0xfc sub-opcode: those modules are checked by TestEquivalence and
+		// the fuzz target only.
+	}
+	for _, g := range guests() {
+		tests = append(tests, tc{g.name, g.wasm, api.CoreFeaturesV2})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			in := tt.wasm(t)
+			out := mustInstrument(t, in)
+			checkSections(t, in, out)
+			checks := checkStructure(t, in, out)
+			t.Logf("%d bytes in, %d bytes out, %d checks", len(in), len(out), checks)
+			if len(in) > 1<<20 {
+				return // compiling a Go guest takes seconds; TestGuests does it
+			}
+			ctx := context.Background()
+			cm, err := newRuntime(t, tt.features).CompileModule(ctx, out)
+			if err != nil {
+				t.Fatalf("wazero rejects the output: %v", err)
+			}
+			_ = cm.Close(ctx)
+		})
+	}
+}
