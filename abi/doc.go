@@ -74,44 +74,35 @@
 //
 // # Cost model
 //
-// The performance target is the wasm guest, run by wazero with interrupt
-// checks on (WithCloseOnContextDone). These facts, measured with wazero
-// v1.12 and Go 1.26 (docs/RATIONALE.md has the numbers), shape the code of
-// this package and the sdk:
+// The performance target is the wasm guest, run by wazero (wazevo) with
+// warden's interrupt checks, measured with wazero v1.12 and Go 1.26
+// (docs/RATIONALE.md has the numbers):
 //
-//   - wazero puts its interrupt check at every wasm loop header, and the
-//     check is an indirect call into a Go trampoline: about 25 ns on the
-//     development machine.
-//   - The Go wasm backend compiles each function that has any branch into a
-//     loop around a br_table, and every jump to a block that is not the next
-//     one in layout goes back to that loop header. So every call of a
-//     function with branches, every taken branch and every loop iteration
-//     costs one check. A branch that falls through costs none, nor does a
-//     branch-free leaf function.
-//   - Block layout is the compiler's: it prefers a successor that calls a
-//     function to one that returns, so in "if bad { return slow() }; return
-//     fast" the fast path is the jump. The fast path goes in the then-branch
-//     ("if ok { return fast }; return slow()"), or the slow call in a
-//     one-sided if that rejoins plain code.
-//   - A select between strings or slices, and the builtins min and max,
-//     compile to branches on wasm: branch-free code uses arithmetic on
-//     integers and lookups instead.
-//   - Zeroing a local array is a memory.fill, which wazero runs as a loop of
-//     memmove calls; copying []string is a call to typedslicecopy (a loop).
-//   - A non-inlined call costs about 50 ns (its check and the call itself).
-//     encoding/binary's little-endian reads cost too much of the inlining
+//   - Until issue #3's last round the host used wazero's
+//     WithCloseOnContextDone, which puts at every wasm loop header an exit
+//     to a Go trampoline (≈25 ns). The Go wasm backend turns every call of
+//     a function with branches, every taken backward branch and every loop
+//     iteration into a jump to a loop header, so the guest's cost was the
+//     number of those, and this package and the SDK were written
+//     branch-free and loop-free where it mattered. The host now rewrites
+//     each module at load so that a check is a few instructions (a budget
+//     decrement and a test), and those rules matter far less; the code
+//     keeps them because they cost nothing natively.
+//   - What still costs in the guest: a non-inlined call (the Go wasm
+//     calling convention passes arguments on a stack in linear memory, and
+//     every memory access is bounds-checked) ≈5–10 ns; a copy (a call to
+//     memmove, then memory.copy) ≈18 ns; bounds checks ≈13% of a typical
+//     hook call.
+//   - encoding/binary's little-endian reads cost too much of the inlining
 //     budget on wasm, so the views read with plain loads (load_wasm.go;
 //     load_other.go is the portable version).
 //
-// So in the guest the cost of reading the input is the number of calls,
-// taken branches and loop iterations, not the number of instructions. The
-// old sequential protobuf decoder did work per field: ≈620 checks, ≈25 µs
-// for abitest.ServersInput20 (20 servers, about 400 fields). The views do
-// work per field read: parsing plus reading the name, transport kind and
-// URL host of 20 servers costs ≈60 ns natively and a few hundred
-// nanoseconds in the guest; a whole servers call of the reviewer-no-stdio
-// example costs ≈3.4 µs through the host with checks on, of which ≈0.9 µs
-// is the host's own cost per call (BenchmarkServersHook in host/policy).
+// So reading the input costs per field read, not per field: parsing plus
+// reading the name, transport kind and URL host of 20 servers costs ≈60 ns
+// natively and ≈0.2 µs in the guest, where the old sequential protobuf
+// decoder cost ≈25 µs under wazero's checks. A whole servers call of the
+// allow-hosts example costs ≈1.5 µs through the host
+// (BenchmarkServersHook in host/policy).
 // The input is bigger than the protobuf encoding (6.7 KB instead of 3.9 KB
 // for ServersInput20): fixed-size records trade bytes for random access.
 //

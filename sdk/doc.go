@@ -100,31 +100,31 @@
 //
 // # Performance
 //
-// In the wasm guest, run by wazero with interrupt checks on, cost is
-// counted in calls, taken branches and loop iterations (about 25 ns each for
-// the check), not in instructions: see "Cost model" in package abi. The SDK
-// is written to that model:
+// In the wasm guest a call of a non-inlined function, a copy and a
+// bounds-checked memory access cost several times what they cost natively
+// (see "Cost model" in package abi). The SDK is written for that:
 //
 //   - a hook call checks the input's header in straight-line code, reads
 //     nothing else ahead, and resets the output by setting a length;
 //   - it recovers a handler's panic with a single deferred call per hook
-//     call (about three checks: the defer's own cost), and the input, the
-//     parsed views and the output are fields of one Policy value;
+//     call (≈0.1 µs in the guest), and the input, the parsed views and the
+//     output are fields of one Policy value;
 //   - a short decision (name and reason below 128 bytes, a reason of at most
-//     three parts) is written by a branch-free fast path; anything else goes
-//     through package abi's encoder;
+//     three parts) is written by a fast path that copies only the non-empty
+//     parts; anything else goes through package abi's encoder;
 //   - URLHost and HostIn have loop-free versions in wasm builds
-//     (helpers_fast.go) that compare 8 bytes at a time; HostIn caches the
-//     prepared form of the last list of up to four patterns, since a policy
-//     passes the same list for every server;
+//     (helpers_fast.go) that compare 8 bytes at a time; a HostSet prepares
+//     its patterns once, where HostIn checks per call that its list is the
+//     one it prepared last;
+//   - Log costs a comparison when the host does not record the level (the
+//     host says which levels it records through warden_log_level);
 //   - type aliases of abi's views would keep the compiler from inlining
 //     their methods into a package that imports only sdk (inline.go works
 //     around it; TestViewsInlineThroughSDK checks it).
 //
 // Measured (BenchmarkServersHook in host/policy, 20 servers, through the
-// host, interrupts on): the reviewer-no-stdio example ≈3.4 µs per call and
-// allow-hosts ≈4.9 µs, of which ≈0.9 µs is the host's own cost per call and
-// ≈0.35 µs each of its two Log calls.
+// host, interrupts on): allow-hosts ≈1.5 µs per call (≈4.7× its native
+// build), of which ≈0.25 µs is the host's own cost per call.
 //
 // # Helpers
 //

@@ -3,9 +3,9 @@
 package sdk
 
 // fastHelpers selects the loop-free versions of URLHost and HostIn
-// (helpers_fast.go) in wasm guests, where every loop iteration costs an
-// interrupt check; native builds use the plain loops, which are faster on a
-// real CPU. The tests check that both give the same answers.
+// (helpers_fast.go) in wasm guests, where loops and byte accesses cost
+// more than word arithmetic; native builds use the plain loops, which are
+// faster on a real CPU. The tests check that both give the same answers.
 import "unsafe"
 
 const fastHelpers = true

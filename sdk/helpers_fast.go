@@ -7,9 +7,12 @@ import (
 	"github.com/warden-mcp/warden/abi"
 )
 
-// Loop-free versions of URLHost and HostIn for wasm guests. Under wazero's
-// interrupt checks a loop iteration costs about 25 ns, so scanning a 40-byte
-// URL byte by byte costs a microsecond; these versions look at 8 bytes at a
+// Loop-free versions of URLHost and HostIn for wasm guests. They were
+// written when a loop iteration cost an interrupt check of about 25 ns
+// (wazero's), so scanning a 40-byte URL byte by byte cost a microsecond;
+// with warden's own checks (a few instructions) they are still about twice
+// as fast as the loops in the guest (ten HostIn calls: 0.8 µs against
+// 1.4 µs). They look at 8 bytes at a
 // time in straight-line code ("SWAR": SIMD within a register) and handle the
 // common sizes only, reporting ok == false for the rest, which then go
 // through the plain versions. They are compiled everywhere (the tests run

@@ -182,8 +182,10 @@ type adversarialCase struct {
 	prefix  bool
 	discard bool // the instance must be closed and replaced
 	// slow runs the case on a module with a 10s timeout (for a guest whose
-	// failure wazero cannot interrupt, see the stack overflow case).
+	// failure takes longer than the default deadline, such as the stack
+	// overflow case).
 	slow   bool
+	fast   bool // runs the case on a module with a 10ms timeout
 	norace bool // too slow under the race detector
 	check  func(t *testing.T, err error, parentCtx context.Context)
 }
@@ -192,6 +194,7 @@ func TestAdversarialGuests(t *testing.T) {
 	rt := newRuntime(t, Config{})
 	evil := mustLoad(t, rt, LoadOptions{ID: "evil", Wasm: wat(t, "evil"), Limits: Limits{MemoryMB: 16}, MemoEntries: -1})
 	evilSlow := mustLoad(t, rt, LoadOptions{ID: "evil", Wasm: wat(t, "evil"), Limits: Limits{MemoryMB: 16, Timeout: 10 * time.Second}, MemoEntries: -1})
+	evilFast := mustLoad(t, rt, LoadOptions{ID: "evil", Wasm: wat(t, "evil"), Limits: Limits{MemoryMB: 16, Timeout: 10 * time.Millisecond}, MemoEntries: -1})
 	// The good module's generous timeout: this test checks that it keeps
 	// answering correctly while the evil one misbehaves on a busy 2-core
 	// machine, not its latency.
@@ -213,11 +216,13 @@ func TestAdversarialGuests(t *testing.T) {
 		{name: "memory bomb", mode: "M", cause: CauseMemory, text: p + "hit the 16 MiB memory limit (trapped: wasm error: unreachable)", discard: true, slow: true},
 		{name: "huge grow", mode: "B", cause: CauseMemory, text: p + "hit the 16 MiB memory limit (trapped: wasm error: unreachable)", discard: true},
 		{name: "trap", mode: "T", cause: CauseTrap, text: p + "trapped: wasm error: unreachable", discard: true},
-		// wazero checks for termination only at loop headers, so unbounded
-		// recursion runs (for ~0.1-0.3s) until the wasm stack hits wazero's
-		// ceiling; with the default 50ms deadline it is reported as a
-		// timeout, with a longer one as this trap. Under the race detector
-		// that recursion takes ~20s, so it runs only without it.
+		// Unbounded recursion hits wazero's stack ceiling (after ~0.1-0.3s)
+		// before this module's 10s deadline: a trap. (With the default 50ms
+		// deadline the function-entry checks interrupt it first.) Under
+		// the race detector it takes ~20s, so it runs only without it.
+		// The same recursion with a short deadline: the checks at function
+		// entries stop it long before the stack ceiling.
+		{name: "deep recursion", mode: "R", cause: CauseTimeout, text: p + "timed out after 10ms", discard: true, fast: true},
 		{name: "stack overflow", mode: "R", cause: CauseTrap, text: p + "trapped: stack overflow", discard: true, slow: true, norace: true},
 		{name: "proc_exit", mode: "X", cause: CauseExit, text: p + "guest exited with code 3", discard: true,
 			check: func(t *testing.T, err error, _ context.Context) {
@@ -246,6 +251,9 @@ func TestAdversarialGuests(t *testing.T) {
 			evil := evil
 			if tc.slow {
 				evil = evilSlow
+			}
+			if tc.fast {
+				evil = evilFast
 			}
 			// A different, good module keeps answering in parallel.
 			stop := make(chan struct{})
