@@ -15,17 +15,20 @@ import (
 // ≈25 ns each; a Go guest crosses hundreds of them per call, and the
 // per-call context and watcher goroutine cost ≈0.6 µs more. Instead, each
 // module is instrumented at load (package interrupt): every function entry
-// and loop header tests a private global, the interrupt flag, and traps
-// when it is set, and now and then (by the amount of code run) makes a
-// trip to Go, so that the Go runtime can preempt the goroutine — native
-// code cannot be preempted, and a garbage collection would otherwise wait
-// for a spinning guest, and with it the whole process.
+// and loop header takes from a private budget, in proportion to the code
+// it may run (as do bulk memory operations, by their length), and when the
+// budget runs out (every 2^20 bytes of code run, at most) the guest tests a
+// private interrupt flag, trapping if it is set, and makes a trip to Go, so
+// that the Go runtime can preempt the goroutine: native code cannot be
+// preempted, and a garbage collection would otherwise wait for a spinning
+// guest, and with it the whole process.
 //
 // The watchdog sets the flag of a call that outlives its deadline or whose
 // context ends. A call costs its caller two uncontended lock/unlock pairs
 // and no clock reading: the watchdog stamps the deadline the first time it
 // sees the call, so a call is interrupted between timeout and timeout + 2
-// ticks after it started.
+// ticks after it started, plus the time to run out of budget (tens of
+// microseconds).
 
 // interruptExport is the export name of the interrupt flag added to every
 // module at load. It has a dot so that no Go or C guest's export collides

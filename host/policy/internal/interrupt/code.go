@@ -8,7 +8,9 @@ const (
 	kInvalid  = iota
 	kNone     // no immediate
 	kU32      // one u32: an index or a label
-	kU32x2    // two u32s: call_indirect, return_call_indirect
+	kU32x2    // call_indirect, return_call_indirect: a type index, then a table index (checked)
+	kFunc     // call, return_call, ref.func: a u32 checked against the function count
+	kTable    // table.get, table.set: a u32 checked against the table count
 	kGlobal   // global.get, global.set: a u32 checked against the global count
 	kBlock    // block, if: a block type; opens a frame
 	kLoop     // loop: a block type; opens a frame; its body gets a check
@@ -66,9 +68,9 @@ func (t *opTables) init() {
 	set(o, kU32, 0x0c, 0x0d) // br, br_if
 	set(o, kBrTable, 0x0e, 0x0e)
 	set(o, kNone, 0x0f, 0x0f)  // return
-	set(o, kU32, 0x10, 0x10)   // call
+	set(o, kFunc, 0x10, 0x10)  // call
 	set(o, kU32x2, 0x11, 0x11) // call_indirect type table
-	set(o, kU32, 0x12, 0x12)   // return_call
+	set(o, kFunc, 0x12, 0x12)  // return_call
 	set(o, kU32x2, 0x13, 0x13) // return_call_indirect type table
 	set(o, kU32, 0x14, 0x15)   // call_ref, return_call_ref (typed function references)
 	set(o, kNone, 0x1a, 0x1b)  // drop, select
@@ -76,7 +78,7 @@ func (t *opTables) init() {
 	set(o, kTryTable, 0x1f, 0x1f)
 	set(o, kU32, 0x20, 0x22) // local.get, local.set, local.tee
 	set(o, kGlobal, 0x23, 0x24)
-	set(o, kU32, 0x25, 0x26)    // table.get, table.set
+	set(o, kTable, 0x25, 0x26)  // table.get, table.set
 	set(o, kMemarg, 0x28, 0x3e) // loads and stores
 	set(o, kZeroByte, 0x3f, 0x40)
 	set(o, kI32Const, 0x41, 0x41)
@@ -86,7 +88,7 @@ func (t *opTables) init() {
 	set(o, kNone, 0x45, 0xc4) // numeric instructions, including sign extension 0xc0–0xc4
 	set(o, kRefNull, 0xd0, 0xd0)
 	set(o, kNone, 0xd1, 0xd1) // ref.is_null
-	set(o, kU32, 0xd2, 0xd2)  // ref.func
+	set(o, kFunc, 0xd2, 0xd2) // ref.func
 	set(o, kNone, 0xd4, 0xd4) // ref.as_non_null
 	set(o, kU32, 0xd5, 0xd6)  // br_on_null, br_on_non_null
 	set(o, kPrefixFC, 0xfc, 0xfc)
@@ -116,18 +118,97 @@ func (t *opTables) init() {
 // panic in CompileModule.
 const maxLocals = 50000
 
-// walker parses function bodies and records where checks go.
+// walker parses function bodies and records where code is inserted.
 type walker struct {
 	*opTables
 	globals uint32 // the module's global count before instrumentation
-	ins     []int  // module offsets where a check is inserted, ascending
+	tables  uint32 // its table count (imported and defined)
+	funcs   uint32 // its function count (imported and defined)
+	sites   []site // where code is inserted, by ascending offset
+	frames  []frame
+}
+
+// site is one place where code is inserted: before the instruction at
+// module offset pos, either the budget check, charging cost bytes (cost ≥
+// 0), or `call $charge` (cost < 0).
+type site struct {
+	pos  int
+	cost int32
+}
+
+// frame is an open block, loop, if or try_table: for a loop whose check
+// charges its own length, the index of its site in walker.sites and the
+// offset of its loop opcode in the body; otherwise site is -1.
+type frame struct{ site, start int }
+
+// capCost is the cost charged for n bytes of code: n, capped at
+// budgetRefill (a site that costs the whole budget makes a trip to Go
+// every time).
+func capCost(n int) int32 {
+	if n > budgetRefill {
+		return budgetRefill
+	}
+	return int32(n)
+}
+
+// isBulk reports whether the 0xfc sub-opcode sub is a bulk operation whose
+// length operand (an i32, on top of the stack) is charged by `call
+// $charge`: memory.init, memory.copy, memory.fill, table.init, table.copy,
+// table.fill.
+func isBulk(sub uint32) bool {
+	switch sub {
+	case 8, 10, 11, 12, 14, 17:
+		return true
+	}
+	return false
+}
+
+// prologue reports whether the expression b[pc:] begins with instructions
+// that cannot branch, call or trap — block (any block type), local.get,
+// local.set, local.tee, global.get, global.set, i32.const, i64.const, nop —
+// followed by a loop, and if so the offset of that loop opcode. Such a
+// function needs no entry check: its first loop's check runs right away,
+// on every call. Anything it cannot parse ends the prologue (body then
+// reports the error).
+func prologue(b []byte, pc int) (bool, int) {
+	for pc < len(b) {
+		at := pc
+		op := b[pc]
+		pc++
+		var st int
+		switch op {
+		case 0x01: // nop
+		case 0x02: // block
+			var msg string
+			if pc, msg = blockType(b, pc); msg != "" {
+				return false, 0
+			}
+		case 0x20, 0x21, 0x22, 0x23, 0x24: // local.get/set/tee, global.get/set
+			_, pc, st = readU32(b, pc)
+		case 0x41:
+			pc, st = skipLEB(b, pc, 5, maskS32, true)
+		case 0x42:
+			pc, st = skipLEB(b, pc, 10, maskS64, true)
+		case 0x03: // loop
+			return true, at
+		default:
+			return false, 0
+		}
+		if st != lebOK {
+			return false, 0
+		}
+	}
+	return false, 0
 }
 
 // body parses one function body b (locals and expression), which starts at
-// module offset base, and appends to w.ins the offset of its first
-// instruction and the offset right after every loop's block type. On
-// failure it returns the offset in b of the instruction at fault and a
-// description; on success it returns -1 and "".
+// module offset base, and appends to w.sites: the budget check at its
+// first instruction, costing len(b) (unless prologue elides it: then its
+// first loop's check costs len(b) instead); the budget check right after
+// every loop's block type, costing the loop's length from its opcode to its
+// end; and `call $charge` before every bulk operation. On failure it
+// returns the offset in b of the instruction at fault and a description;
+// on success it returns -1 and "".
 func (w *walker) body(b []byte, base int) (int, string) {
 	nDecls, pc, st := readU32(b, 0)
 	if st != lebOK {
@@ -148,10 +229,14 @@ func (w *walker) body(b []byte, base int) (int, string) {
 			return at, "local type: " + msg
 		}
 	}
-	w.ins = append(w.ins, base+pc)
+	bodyCost := capCost(len(b))
+	elide, firstLoop := prologue(b, pc)
+	if !elide {
+		w.sites = append(w.sites, site{pos: base + pc, cost: bodyCost})
+	}
 
 	ops := &w.ops
-	depth := 1 // the function body's own frame
+	w.frames = append(w.frames[:0], frame{site: -1}) // the function body's own frame
 	for pc < len(b) {
 		at := pc
 		op := b[pc]
@@ -208,28 +293,74 @@ func (w *walker) body(b []byte, base int) (int, string) {
 				}
 				return at, fmt.Sprintf("%s %d: the module has only %d globals", name, idx, w.globals)
 			}
-		case kBlock, kLoop:
+		case kFunc:
+			var idx uint32
+			if idx, pc, st = readU32(b, pc); st != lebOK {
+				return at, immMessage(st, op)
+			}
+			if idx >= w.funcs {
+				name := map[byte]string{0x10: "call", 0x12: "return_call", 0xd2: "ref.func"}[op]
+				return at, fmt.Sprintf("%s %d: the module has only %d functions", name, idx, w.funcs)
+			}
+		case kTable:
+			var idx uint32
+			if idx, pc, st = readU32(b, pc); st != lebOK {
+				return at, immMessage(st, op)
+			}
+			if idx >= w.tables {
+				name := "table.get"
+				if op == 0x26 {
+					name = "table.set"
+				}
+				return at, w.tableMessage(name, idx)
+			}
+		case kBlock:
 			var msg string
 			if pc, msg = blockType(b, pc); msg != "" {
 				return at, fmt.Sprintf("opcode %#02x: %s", op, msg)
 			}
-			depth++
-			if k == kLoop {
-				w.ins = append(w.ins, base+pc)
+			w.frames = append(w.frames, frame{site: -1})
+		case kLoop:
+			var msg string
+			if pc, msg = blockType(b, pc); msg != "" {
+				return at, fmt.Sprintf("opcode %#02x: %s", op, msg)
+			}
+			if elide && at == firstLoop {
+				// Its check is also the function's entry check: it
+				// charges the whole body (the code after the loop runs
+				// once per call, and no other check charges it).
+				w.sites = append(w.sites, site{pos: base + pc, cost: bodyCost})
+				w.frames = append(w.frames, frame{site: -1})
+			} else {
+				w.frames = append(w.frames, frame{site: len(w.sites), start: at})
+				w.sites = append(w.sites, site{pos: base + pc}) // cost: at its end
 			}
 		case kEnd:
-			depth--
-			if depth == 0 {
+			f := w.frames[len(w.frames)-1]
+			w.frames = w.frames[:len(w.frames)-1]
+			if f.site >= 0 {
+				w.sites[f.site].cost = capCost(pc - f.start)
+			}
+			if len(w.frames) == 0 {
 				if pc != len(b) {
 					return pc, fmt.Sprintf("%d bytes after the function's final end", len(b)-pc)
 				}
 				return -1, ""
 			}
 		case kU32x2:
-			for range 2 {
-				if pc, st = skipLEB(b, pc, 5, maskU32, false); st != lebOK {
-					return at, immMessage(st, op)
+			if pc, st = skipLEB(b, pc, 5, maskU32, false); st != lebOK {
+				return at, immMessage(st, op)
+			}
+			var idx uint32
+			if idx, pc, st = readU32(b, pc); st != lebOK {
+				return at, immMessage(st, op)
+			}
+			if idx >= w.tables {
+				name := "call_indirect"
+				if op == 0x13 {
+					name = "return_call_indirect"
 				}
+				return at, w.tableMessage(name+" table", idx)
 			}
 		case kBrTable:
 			var n uint32
@@ -313,11 +444,17 @@ func (w *walker) body(b []byte, base int) (int, string) {
 					}
 				}
 			}
-			depth++
+			w.frames = append(w.frames, frame{site: -1})
 		case kPrefixFC:
-			var msg string
-			if pc, msg = miscOp(b, pc); msg != "" {
+			var (
+				sub uint32
+				msg string
+			)
+			if pc, sub, msg = w.miscOp(b, pc); msg != "" {
 				return at, msg
+			}
+			if isBulk(sub) {
+				w.sites = append(w.sites, site{pos: base + at, cost: -1})
 			}
 		case kPrefixFD:
 			var msg string
@@ -415,14 +552,24 @@ func memarg(b []byte, pc int) (int, string) {
 	return pc, ""
 }
 
+// tableMessage describes an instruction named what whose table index idx
+// is at or beyond the module's table count.
+func (w *walker) tableMessage(what string, idx uint32) string {
+	return fmt.Sprintf("%s %d: the module has only %d tables", what, idx, w.tables)
+}
+
 // miscOp skips the 0xfc-prefixed instruction whose u32 sub-opcode starts
-// at pc.
-func miscOp(b []byte, pc int) (int, string) {
+// at pc and returns the sub-opcode. It rejects table.grow, and any table
+// index at or beyond the module's table count.
+func (w *walker) miscOp(b []byte, pc int) (int, uint32, string) {
 	sub, pc, st := readU32(b, pc)
 	if st != lebOK {
-		return pc, lebMessage(st, "0xfc sub-opcode")
+		return pc, 0, lebMessage(st, "0xfc sub-opcode")
 	}
-	var u32s, zeros int
+	var (
+		u32s, zeros int
+		tables      []string // the names of the table immediates, after the other u32s
+	)
 	switch sub {
 	case 0, 1, 2, 3, 4, 5, 6, 7: // saturating truncation
 	case 8: // memory.init data mem
@@ -433,28 +580,45 @@ func miscOp(b []byte, pc int) (int, string) {
 		zeros = 2
 	case 11: // memory.fill mem
 		zeros = 1
-	case 12, 14: // table.init elem table, table.copy table table
-		u32s = 2
-	case 13, 15, 16, 17: // elem.drop, table.grow, table.size, table.fill
+	case 12: // table.init elem table
+		u32s, tables = 1, []string{"table.init table"}
+	case 13: // elem.drop elem
 		u32s = 1
+	case 14: // table.copy table table
+		tables = []string{"table.copy", "table.copy"}
+	case 15: // table.grow table
+		return pc, sub, "table.grow is not allowed in a policy module (it can grow a table without bound)"
+	case 16: // table.size table
+		tables = []string{"table.size"}
+	case 17: // table.fill table
+		tables = []string{"table.fill"}
 	default:
-		return pc, fmt.Sprintf("unknown opcode 0xfc %#02x", sub)
+		return pc, sub, fmt.Sprintf("unknown opcode 0xfc %#02x", sub)
 	}
 	for range u32s {
 		if pc, st = skipLEB(b, pc, 5, maskU32, false); st != lebOK {
-			return pc, lebMessage(st, fmt.Sprintf("immediate of opcode 0xfc %#02x", sub))
+			return pc, sub, lebMessage(st, fmt.Sprintf("immediate of opcode 0xfc %#02x", sub))
+		}
+	}
+	for _, name := range tables {
+		var idx uint32
+		if idx, pc, st = readU32(b, pc); st != lebOK {
+			return pc, sub, lebMessage(st, fmt.Sprintf("immediate of opcode 0xfc %#02x", sub))
+		}
+		if idx >= w.tables {
+			return pc, sub, w.tableMessage(name, idx)
 		}
 	}
 	for range zeros {
 		if pc >= len(b) {
-			return pc, fmt.Sprintf("truncated immediate of opcode 0xfc %#02x", sub)
+			return pc, sub, fmt.Sprintf("truncated immediate of opcode 0xfc %#02x", sub)
 		}
 		if b[pc] != 0 {
-			return pc, fmt.Sprintf("opcode 0xfc %#02x: reserved byte %#02x is not 0x00", sub, b[pc])
+			return pc, sub, fmt.Sprintf("opcode 0xfc %#02x: reserved byte %#02x is not 0x00", sub, b[pc])
 		}
 		pc++
 	}
-	return pc, ""
+	return pc, sub, ""
 }
 
 // simdOp skips the 0xfd-prefixed instruction whose sub-opcode starts at pc.

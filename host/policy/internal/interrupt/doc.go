@@ -12,64 +12,131 @@
 // checks the context (≈25 ns each). A Go guest crosses hundreds of loop
 // headers in a single hook call, so that made every call several times
 // slower (BenchmarkGuestCall: 2–4× on the conformance guests). The check
-// this package inserts instead is a load of a global and a branch that is
-// never taken, and wazero runs with WithCloseOnContextDone(false).
+// this package inserts instead is a subtraction from a global and a branch
+// that is almost never taken, and wazero runs with
+// WithCloseOnContextDone(false).
 //
 // # What Instrument adds
 //
 // Two globals, appended after the module's own globals (imported and
-// defined) so that no existing index changes, and one table, appended after
-// the module's own tables:
+// defined), one table, appended after the module's own tables, and two
+// functions, appended after the module's own functions (their types, ()
+// -> () and (i32) -> (i32), are appended to the type section unless it
+// has them already), so that no existing index changes:
 //
 //	(global $flag (export "<name>") (mut i32) (i32.const 0))
-//	(global $countdown (mut i32) (i32.const 1000))
+//	(global $budget (mut i32) (i32.const 1048576))  ;; budgetRefill = 2^20
 //	(table $yield 0 funcref)
-//
-// and, at the start of the body of every function the module defines (after
-// its local declarations) and at the start of the body of every loop (right
-// after the loop opcode and its block type), the code
-//
-//	global.get $flag            ;; the interrupt check
-//	if
-//	  unreachable
-//	end
-//	global.get $countdown       ;; the countdown to the next trip to Go
-//	i32.const -1
-//	i32.add
-//	global.set $countdown
-//	global.get $countdown
-//	i32.eqz
-//	if
-//	  i32.const 1000
-//	  global.set $countdown
-//	  ref.null func
+//	(func $slow
+//	  global.get $flag      ;; the interrupt check
+//	  if
+//	    unreachable
+//	  end
+//	  i32.const 1048576     ;; refill the budget
+//	  global.set $budget
+//	  ref.null func         ;; table.grow $yield by 0: a trip to Go
 //	  i32.const 0
 //	  table.grow $yield
-//	  drop
+//	  drop)
+//	(func $charge (param $n i32) (result i32)
+//	  global.get $budget    ;; $budget -= $n >> 3
+//	  local.get $n
+//	  i32.const 3
+//	  i32.shr_u
+//	  i32.sub
+//	  global.set $budget
+//	  global.get $budget
+//	  i32.const 0
+//	  i32.lt_s
+//	  if
+//	    call $slow
+//	  end
+//	  local.get $n)
+//
+// At the start of the body of every function the module defines (after its
+// local declarations) and at the start of the body of every loop (right
+// after the loop opcode and its block type), it inserts the budget check
+//
+//	global.get $budget
+//	i32.const COST
+//	i32.sub
+//	global.set $budget
+//	global.get $budget
+//	i32.const 0
+//	i32.lt_s
+//	if
+//	  call $slow
 //	end
 //
-// It is stack-neutral and valid anywhere an instruction is, including in
-// unreachable code and in loops that take parameters. To interrupt a call,
-// the host sets $flag, through the export, to a non-zero value
-// (api.MutableGlobal.Set from another goroutine: a plain store, which the
-// running native code reads at its next check); the guest traps with
-// "unreachable" and the call returns that error. The instance should then
-// be discarded, or its flag reset to 0 before it is used again.
+// where COST is the number of bytes of code the check pays for: at a
+// function entry, the body's size (local declarations included); at a
+// loop, its length from the loop opcode to its matching end; both capped
+// at 2^20. A function whose instructions before its first loop are only
+// block (any block type), local.get, local.set, local.tee, global.get,
+// global.set, i32.const, i64.const and nop — no branch, call or trap, so
+// that the loop's check runs right away on every call — gets no entry
+// check; its first loop's check pays for the whole body instead (the code
+// after that loop runs once per call, and no other check pays for it). Go
+// functions all start that way (global.get, local.set, blocks, then the
+// loop of their resumption points), so a Go call crosses half as many
+// checks.
 //
-// # Why the countdown
+// And right before every memory.init, memory.copy, memory.fill,
+// table.init, table.copy and table.fill, whose length operand (an i32) is
+// on top of the stack, it inserts
+//
+//	call $charge
+//
+// which charges an eighth of that length and leaves it in place.
+//
+// All of it is stack-neutral and valid anywhere an instruction is,
+// including in unreachable code and in loops that take parameters. To
+// interrupt a call, the host sets $flag, through the export, to a non-zero
+// value (api.MutableGlobal.Set from another goroutine: a plain store,
+// which the running native code reads when it next runs $slow); the guest
+// traps with "unreachable" and the call returns that error. The instance
+// should then be discarded, or its flag reset to 0 before it is used
+// again (the next check refills the budget).
+//
+// # Why a budget, and why trips to Go
 //
 // The Go runtime cannot preempt a goroutine while it runs wazero's native
 // code: its preemption signal finds no Go code at the interrupted PC. A
 // garbage collection's stop-the-world then waits for that goroutine, with
 // every other goroutine already stopped, until the guest returns or calls
 // into Go. With WithCloseOnContextDone(true) the guest calls into Go at
-// every loop header; with only the flag check, a guest that loops without
+// every loop header; with only a flag check, a guest that loops without
 // calling the host would stop the world forever — including the goroutine
 // that was to set its flag: the whole process deadlocks
-// (TestGCWhileGuestRuns). So every 1000 checks the guest grows $yield by 0
-// elements, which wazero implements as an exit to Go
-// (TableInstance.Grow): there the goroutine can be preempted, and the
-// stop-the-world completes within about 1000 loop iterations or calls.
+// (TestGCWhileGuestRuns). So whenever the budget runs out, $slow grows
+// $yield by 0 elements, which wazero implements as an exit to Go
+// (TableInstance.Grow): there the goroutine can be preempted.
+//
+// The budget counts bytes of code, not checks, so that what runs between
+// two trips to Go is bounded whatever the shape of the code: a byte count
+// over-approximates the instructions run (every instruction takes at
+// least one byte), and a loop whose body is a megabyte of straight-line
+// code, or a loop of 64 MiB memory.fill, pays for what it does rather
+// than one unit per iteration. The flag is tested in $slow only, off the
+// hot path: a check that never calls $slow is six cheap instructions and
+// a branch that is not taken.
+//
+// # Latency
+//
+// Each check charges, before it runs, the code that can run until the
+// next check: in a function without loops each instruction runs at most
+// once per call, and in a loop at most once per iteration (a branch back
+// to any loop lands on that loop's check). So between two runs of $slow
+// the guest runs at most about budgetRefill (2^20) bytes of code, plus the
+// span of the check that ran out (at most one function body or loop, and
+// a span larger than 2^20 costs the whole budget, so it runs $slow every
+// time), and moves at most about 8·2^20 bytes with bulk operations plus
+// one bulk operation's length. A set flag therefore makes the guest trap,
+// and a stop-the-world gets through, within about a megabyte of executed
+// code — about a millisecond for the slowest code, far less for typical
+// code — unless the guest is in a host call or a single long instruction
+// (see Limits). The trips to Go cost one exit from native code per
+// megabyte of code run: unmeasurable.
 //
 // The output therefore needs wazero's reference-types feature (part of
 // CoreFeaturesV2, the default) for table.grow and a second table.
@@ -84,27 +151,35 @@
 //     to a loop goes to the start of the loop's body, where a check is;
 //   - every call — call, call_indirect, call_ref, their return_call tail-call
 //     forms, a call from the host, the start function — enters a function
-//     body, which begins with a check;
+//     body, which begins with a check, or with a prologue that cannot
+//     branch, call or trap and leads to its first loop's check;
 //   - straight-line code between two checks is finite (bounded by the size
-//     of the function body).
+//     of the function body), and each check charges at least one byte.
 //
-// So a guest whose flag is set traps at its next check, after at most one
-// function body's worth of straight-line code, unless it is inside a host
-// call or a single long instruction (below); and it lets a stop-the-world
-// through within 1000 checks.
+// So a guest whose flag is set traps within the bound above, and lets a
+// stop-the-world through as often.
 //
-// The guest cannot clear its flag or touch its countdown: Instrument
-// rejects any global.get or global.set whose index is at or beyond the
-// module's global count (such a module is invalid anyway, but after
-// instrumentation that index would be one of the new globals) and any
-// existing export of such a global. Constant expressions (global
-// initialisers, element and data offsets) can only read globals, and
-// wazero lets them read only imported globals unless extended-const is
-// enabled; they run once, at instantiation. (Instrument does not check
-// table indexes: a module that names a table beyond its own — an invalid
-// module — becomes able to use the yield table, an empty funcref table
-// that the inserted code only grows by 0; that changes nothing for the
-// flag or the countdown.)
+// The guest cannot clear its flag, touch its budget, call $slow or $charge
+// or use the yield table: Instrument rejects any global.get or global.set
+// whose index is at or beyond the module's global count; any call,
+// return_call or ref.func whose function index is at or beyond the
+// module's function count; any table index (call_indirect,
+// return_call_indirect, table.get, table.set, table.size, table.fill,
+// table.copy, table.init) at or beyond the module's table count — such a
+// module is invalid anyway, but after instrumentation those indexes would
+// be the new globals, functions and table —; and any export of such an
+// index. Constant expressions (global initialisers, element and data
+// offsets) can only read globals, and wazero lets them read only imported
+// globals unless extended-const is enabled; they run once, at
+// instantiation. (Element segments and the start section are not checked:
+// an invalid module that names $slow there could only call it, which
+// tests the flag and refills the budget with a trip to Go; one that names
+// the yield table fails to instantiate, the table being empty.)
+//
+// Instrument rejects table.grow altogether: wazero lets a table grow to
+// 2^32 entries of 8 bytes, outside the module's memory limit, so an
+// unbounded table.grow is a host memory bomb; Go and C policy modules
+// never use it. (The only table.grow of the output is $slow's, by 0.)
 //
 // # Parsing like wazero
 //
@@ -136,8 +211,9 @@
 //
 //   - A single instruction that does a lot of work is not interrupted
 //     midway: memory.fill, memory.copy, memory.init, table.fill, table.copy,
-//     table.init on a large range, or memory.grow. Each is bounded by the
-//     memory or table size.
+//     table.init on a large range (charged beforehand, so at most one such
+//     instruction runs past the budget), or memory.grow. Each is bounded by
+//     the memory or table size.
 //   - A host function call (WASI, warden.log) is not interrupted; the check
 //     comes when it returns to the guest.
 //   - Unbounded recursion is stopped first by wazero's call-stack limit,

@@ -106,6 +106,54 @@ func TestErrors(t *testing.T) {
 		0x41, 0x00, 0x41, 0x00, 0x41, 0x01, 0x1c, 0x81, 0x00, 0x7f, 0x0b)
 	exactAt("global.get out of range", 0, "global.get 0: the module has only 0 globals", 0x23, 0x00, 0x0b)
 	exactAt("global.set out of range", 2, "global.set 0: the module has only 0 globals", 0x41, 0x00, 0x24, 0x00, 0x0b)
+	// Tables: no table.grow at all; no table index at or beyond the table
+	// count (the yield table's index).
+	growMsg := "table.grow is not allowed in a policy module (it can grow a table without bound)"
+	exactAt("table.grow", 4, growMsg, 0xd0, 0x70, 0x41, 0x00, 0xfc, 0x0f, 0x00, 0x1a, 0x41, 0x00, 0x0b)
+	exactAt("table.grow in unreachable code", 1, growMsg, 0x00, 0xfc, 0x0f, 0x00, 0x1a, 0x41, 0x00, 0x0b)
+	exactAt("call_indirect table out of range", 2, "call_indirect table 0: the module has only 0 tables", 0x41, 0x00, 0x11, 0x00, 0x00, 0x0b)
+	exactAt("return_call_indirect table out of range", 2, "return_call_indirect table 0: the module has only 0 tables", 0x41, 0x00, 0x13, 0x00, 0x00, 0x0b)
+	exactAt("table.get out of range", 2, "table.get 0: the module has only 0 tables", 0x41, 0x00, 0x25, 0x00, 0x1a, 0x41, 0x00, 0x0b)
+	exactAt("table.set out of range", 4, "table.set 0: the module has only 0 tables", 0x41, 0x00, 0xd0, 0x70, 0x26, 0x00, 0x41, 0x00, 0x0b)
+	exactAt("table.size out of range", 0, "table.size 0: the module has only 0 tables", 0xfc, 0x10, 0x00, 0x0b)
+	exactAt("table.fill out of range", 0, "table.fill 0: the module has only 0 tables", 0xfc, 0x11, 0x00, 0x0b)
+	exactAt("table.copy out of range", 0, "table.copy 0: the module has only 0 tables", 0xfc, 0x0e, 0x00, 0x00, 0x0b)
+	exactAt("table.init table out of range", 0, "table.init table 0: the module has only 0 tables", 0xfc, 0x0c, 0x00, 0x00, 0x0b)
+	{
+		// With one table, index 1 (padded to two bytes) is the would-be
+		// yield table.
+		oneTable := func(name string, at int, msg string, code ...byte) {
+			wasm := cat(header,
+				sec(1, vec(funcType(nil, []byte{0x7f}))),
+				sec(3, vec(leb(0))),
+				sec(4, vec([]byte{0x70, 0x00, 0x01})),
+				sec(10, vec(fn(code...))))
+			start := len(wasm) - len(code)
+			tests = append(tests, tc{name: name, wasm: wasm, exact: true,
+				want: fmt.Sprintf("interrupt: function 0 (code offset %#x): %s", start+at, msg)})
+		}
+		oneTable("table.size of the yield table's index", 0, "table.size 1: the module has only 1 tables", 0xfc, 0x10, 0x81, 0x00, 0x0b)
+		oneTable("table.copy to the yield table's index", 0, "table.copy 1: the module has only 1 tables", 0xfc, 0x0e, 0x01, 0x00, 0x0b)
+		oneTable("table.copy from the yield table's index", 0, "table.copy 1: the module has only 1 tables", 0xfc, 0x0e, 0x00, 0x01, 0x0b)
+		oneTable("call_indirect of the yield table's index", 2, "call_indirect table 1: the module has only 1 tables", 0x41, 0x00, 0x11, 0x00, 0x01, 0x0b)
+		oneTable("table.get of the yield table's index", 2, "table.get 1: the module has only 1 tables", 0x41, 0x00, 0x25, 0x01, 0x1a, 0x41, 0x00, 0x0b)
+		oneTable("table.grow of a real table", 4, growMsg, 0xd0, 0x70, 0x41, 0x00, 0xfc, 0x0f, 0x00, 0x0b)
+	}
+	add("export of a table out of range", cat(header, sec(7, vec(cat(str("t"), []byte{0x01}, leb(0))))),
+		`export "t" names table 0 but the module has only 0 tables`)
+	// Functions: nothing names $slow's or $charge's index.
+	exactAt("call of $slow's index", 0, "call 1: the module has only 1 functions", 0x10, 0x01, 0x0b)
+	exactAt("return_call of $charge's index", 0, "return_call 2: the module has only 1 functions", 0x12, 0x02, 0x0b)
+	exactAt("ref.func out of range", 0, "ref.func 1: the module has only 1 functions", 0xd2, 0x01, 0x1a, 0x41, 0x00, 0x0b)
+	add("export of a function out of range", cat(header, sec(7, vec(cat(str("f"), []byte{0x00}, leb(0))))),
+		`export "f" names function 0 but the module has only 0 functions`)
+	add("function and code counts differ", cat(header, sec(1, vec(funcType(nil, nil))), sec(3, vec(leb(0), leb(0))), sec(10, vec(fn(0x0b)))),
+		"interrupt: the function section declares 2 functions but the code section has 1 bodies")
+	add("code without a function section", cat(header, sec(10, vec(fn(0x0b)))),
+		"interrupt: the function section declares 0 functions but the code section has 1 bodies")
+	add("non-function type", cat(header, sec(1, vec([]byte{0x5f, 0x00}))),
+		"interrupt: type section at offset 0xb: unsupported type form 0x5f (only function types, 0x60, are supported)")
+	add("truncated function type", cat(header, sec(1, vec([]byte{0x60, 0x01}))), "interrupt: type section at offset 0xd: truncated value type")
 	{
 		// With one global, index 1 (padded to two bytes) is the would-be flag.
 		global := sec(6, vec([]byte{0x7f, 0x01, 0x41, 0x00, 0x0b}))

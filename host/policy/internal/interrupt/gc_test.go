@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
-
-	"github.com/warden-mcp/warden/host/internal/testbuild"
 )
 
 // gcChildEnv makes the test binary run TestGCWhileGuestRuns's scenario
@@ -19,9 +17,10 @@ import (
 const gcChildEnv = "WARDEN_INTERRUPT_GC_CHILD"
 
 // TestGCWhileGuestRuns: garbage collections complete while an instrumented
-// guest runs a loop or a loop-free recursion, and the guest is then
+// guest runs a loop, a loop-free recursion, a loop of large memory.fill or
+// a loop calling a huge straight-line function, and the guest is then
 // interrupted. The Go runtime cannot preempt wazero's native code, so
-// without the countdown's periodic trips to Go the first stop-the-world
+// without $slow's periodic trips to Go the first stop-the-world
 // would wait for the guest forever, and with it every goroutine, including
 // the one that would set the flag. A deadlock cannot be detected from
 // inside the process (timers stop too), so the scenario runs in a child
@@ -48,10 +47,20 @@ func TestGCWhileGuestRuns(t *testing.T) {
 }
 
 func gcChild(t *testing.T) {
-	for _, export := range []string{"spin", "exp"} {
+	runaway := watFile("testdata/runaway.wat")
+	for _, tt := range []struct {
+		export string
+		wasm   func(t *testing.T) []byte
+	}{
+		{"spin", runaway},       // a tight loop
+		{"exp", runaway},        // calls, no loop
+		{"spin_fill", bulkWasm}, // a loop of 16 MiB memory.fill
+		{"spin_huge", bulkWasm}, // a loop calling a 700 KB straight-line function
+	} {
+		export := tt.export
 		t.Run(export, func(t *testing.T) {
 			rt := newRuntime(t, api.CoreFeaturesV2)
-			mod, started := instantiateWithStarted(t, rt, testbuild.WAT(t, "testdata/runaway.wat"))
+			mod, started := instantiateWithStarted(t, rt, tt.wasm(t))
 			flag := flagOf(t, mod)
 			done := make(chan error, 1)
 			go func() {

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -114,17 +116,27 @@ func simpleModule(bodies [][]byte, extra ...[]byte) []byte {
 
 // ---- an independent decoder: wabt's wasm-objdump -------------------------
 
+// inst is one instruction as wasm-objdump prints it: its module offset and
+// its text (indentation, names and locals dropped).
+type inst struct {
+	off  int
+	text string
+}
+
 // disasm is what wasm-objdump -x -d says about a module.
 type disasm struct {
-	funcs   [][]string        // per defined function, its instructions (indentation and locals dropped)
-	globals int               // imported and defined globals
-	tables  int               // imported and defined tables
-	exports map[string]string // export name -> "func[3]", "global[2]", …
+	funcs       [][]inst          // per defined function, its instructions
+	sizes       []int             // per defined function, its body size (locals included)
+	funcImports int               // imported functions
+	globals     int               // imported and defined globals
+	tables      int               // imported and defined tables
+	exports     map[string]string // export name -> "func[3]", "global[2]", …
 }
 
 var (
 	objdumpSection = regexp.MustCompile(`^(\w+)(\[\d+\])?:$`)
 	objdumpExport  = regexp.MustCompile(`^ - (\w+\[\d+\]).* -> "(.*)"$`)
+	objdumpSize    = regexp.MustCompile(`^ - func\[\d+\] size=(\d+)`)
 )
 
 // objdump disassembles wasm with wasm-objdump -d (from wabt, like wat2wasm;
@@ -172,9 +184,17 @@ func objdump(t testing.TB, wasm []byte) disasm {
 				if strings.HasPrefix(line, " - table[") {
 					d.tables++
 				}
+				if strings.HasPrefix(line, " - func[") {
+					d.funcImports++
+				}
 			case "Export":
 				if m := objdumpExport.FindStringSubmatch(line); m != nil {
 					d.exports[m[2]] = m[1]
+				}
+			case "Code":
+				if m := objdumpSize.FindStringSubmatch(line); m != nil {
+					n, _ := strconv.Atoi(m[1])
+					d.sizes = append(d.sizes, n)
 				}
 			}
 			continue
@@ -191,7 +211,7 @@ func objdump(t testing.TB, wasm []byte) disasm {
 			}
 			continue
 		}
-		_, text, ok := strings.Cut(line, "|")
+		before, text, ok := strings.Cut(line, "|")
 		if !ok || len(d.funcs) == 0 {
 			continue
 		}
@@ -205,10 +225,18 @@ func objdump(t testing.TB, wasm []byte) disasm {
 		if text == "" || strings.HasPrefix(text, "local[") {
 			continue // a continuation line of a long immediate, or a local declaration
 		}
-		d.funcs[len(d.funcs)-1] = append(d.funcs[len(d.funcs)-1], text)
+		offText, _, _ := strings.Cut(strings.TrimSpace(before), ":")
+		off, err := strconv.ParseInt(offText, 16, 64)
+		if err != nil {
+			t.Fatalf("objdump: bad instruction line %q", line)
+		}
+		d.funcs[len(d.funcs)-1] = append(d.funcs[len(d.funcs)-1], inst{int(off), text})
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("wasm-objdump -d: %v\n%s", err, stderr.Bytes())
+	}
+	if len(d.sizes) != len(d.funcs) {
+		t.Fatalf("objdump: %d function sizes for %d functions", len(d.sizes), len(d.funcs))
 	}
 	return d
 }
@@ -216,18 +244,67 @@ func objdump(t testing.TB, wasm []byte) disasm {
 // isLoop reports whether an objdump instruction text is a loop.
 func isLoop(text string) bool { return text == "loop" || strings.HasPrefix(text, "loop ") }
 
+// opens reports whether an objdump instruction text opens a frame.
+func opens(text string) bool {
+	for _, op := range []string{"block", "loop", "if", "try_table"} {
+		if text == op || strings.HasPrefix(text, op+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// isBulkText reports whether an objdump instruction text is a bulk
+// operation that `call $charge` precedes.
+func isBulkText(text string) bool {
+	for _, op := range []string{"memory.init", "memory.copy", "memory.fill", "table.init", "table.copy", "table.fill"} {
+		if text == op || strings.HasPrefix(text, op+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// elidable reports whether the instructions of a function body before its
+// first loop allow its entry check to be left out, and whether it has a
+// loop at all.
+func elidable(insts []inst) bool {
+	for _, in := range insts {
+		if isLoop(in.text) {
+			return true
+		}
+		op, _, _ := strings.Cut(in.text, " ")
+		switch op {
+		case "block", "local.get", "local.set", "local.tee", "global.get", "global.set", "i32.const", "i64.const", "nop":
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// structure counts what checkStructure found.
+type structure struct {
+	checks, elided, charges int
+}
+
 // checkStructure verifies, with wasm-objdump as an independent decoder,
-// that out is in instrumented: out has two more globals, the first exported
-// as testExport, and one more table, all after in's own; every function of
-// out starts with the check, every loop is followed by the check, the
-// number of checks is the number of functions plus the number of loops of
-// in, and removing the checks from out gives back exactly the instructions
-// of in. It returns the number of checks.
-func checkStructure(t testing.TB, in, out []byte) int {
+// that out is in instrumented: out has two more globals (the first
+// exported as testExport), one more table and, if in defines functions,
+// two more functions, $slow and $charge, with exactly their documented
+// code; every function of out starts with the budget check charging its
+// body size, unless its instructions before its first loop are only block,
+// local, global, constant and nop instructions — then its first loop's
+// check charges the body size; every other loop is followed by the check
+// charging the loop's length; every bulk operation is preceded by `call
+// $charge`; and removing the inserted code from out gives back exactly the
+// instructions of in.
+func checkStructure(t testing.TB, in, out []byte) structure {
 	t.Helper()
 	din, dout := objdump(t, in), objdump(t, out)
-	if dout.globals != din.globals+2 || dout.tables != din.tables+1 {
-		t.Fatalf("objdump: %d globals and %d tables in the output, want %d and %d", dout.globals, dout.tables, din.globals+2, din.tables+1)
+	if dout.globals != din.globals+2 || dout.tables != din.tables+1 || dout.funcImports != din.funcImports {
+		t.Fatalf("objdump: %d globals, %d tables, %d imported functions in the output, want %d, %d, %d",
+			dout.globals, dout.tables, dout.funcImports, din.globals+2, din.tables+1, din.funcImports)
 	}
 	flag := fmt.Sprintf("global[%d]", din.globals)
 	if got := dout.exports[testExport]; got != flag {
@@ -236,74 +313,157 @@ func checkStructure(t testing.TB, in, out []byte) int {
 	if len(dout.exports) != len(din.exports)+1 {
 		t.Fatalf("objdump: %d exports in the output, want %d", len(dout.exports), len(din.exports)+1)
 	}
-	f, c := din.globals, din.globals+1
-	check := []string{
+	var s structure
+	if len(din.funcs) == 0 {
+		if len(dout.funcs) != 0 {
+			t.Fatalf("objdump: %d functions in the output of a module without any", len(dout.funcs))
+		}
+		return s
+	}
+	if len(dout.funcs) != len(din.funcs)+2 {
+		t.Fatalf("objdump: %d functions in the input, %d in the output (want 2 more)", len(din.funcs), len(dout.funcs))
+	}
+	f, b := din.globals, din.globals+1
+	slow, charge := din.funcImports+len(din.funcs), din.funcImports+len(din.funcs)+1
+	texts := func(insts []inst) []string {
+		var ts []string
+		for _, in := range insts {
+			ts = append(ts, in.text)
+		}
+		return ts
+	}
+	wantSlow := []string{
 		fmt.Sprintf("global.get %d", f), "if", "unreachable", "end",
-		fmt.Sprintf("global.get %d", c), "i32.const 4294967295", "i32.add", fmt.Sprintf("global.set %d", c),
-		fmt.Sprintf("global.get %d", c), "i32.eqz", "if",
-		fmt.Sprintf("i32.const %d", yieldEvery), fmt.Sprintf("global.set %d", c),
-		"ref.null func", "i32.const 0", fmt.Sprintf("table.grow %d", din.tables), "drop",
-		"end",
+		fmt.Sprintf("i32.const %d", budgetRefill), fmt.Sprintf("global.set %d", b),
+		"ref.null func", "i32.const 0", fmt.Sprintf("table.grow %d", din.tables), "drop", "end",
 	}
-	isCheck := func(insts []string, i int) bool {
+	wantCharge := []string{
+		fmt.Sprintf("global.get %d", b), "local.get 0", "i32.const 3", "i32.shr_u", "i32.sub", fmt.Sprintf("global.set %d", b),
+		fmt.Sprintf("global.get %d", b), "i32.const 0", "i32.lt_s", "if", fmt.Sprintf("call %d", slow), "end",
+		"local.get 0", "end",
+	}
+	if got := texts(dout.funcs[len(din.funcs)]); !slices.Equal(got, wantSlow) {
+		t.Fatalf("$slow:\n got %q\nwant %q", got, wantSlow)
+	}
+	if got := texts(dout.funcs[len(din.funcs)+1]); !slices.Equal(got, wantCharge) {
+		t.Fatalf("$charge:\n got %q\nwant %q", got, wantCharge)
+	}
+	check := []string{
+		fmt.Sprintf("global.get %d", b), "i32.const COST", "i32.sub", fmt.Sprintf("global.set %d", b),
+		fmt.Sprintf("global.get %d", b), "i32.const 0", "i32.lt_s", "if", fmt.Sprintf("call %d", slow), "end",
+	}
+	callCharge := fmt.Sprintf("call %d", charge)
+	// checkAt returns the cost of the check at insts[i], or -1.
+	checkAt := func(insts []inst, i int) int {
 		if i+len(check) > len(insts) {
-			return false
+			return -1
 		}
+		cost := -1
 		for k, c := range check {
-			if insts[i+k] != c {
-				return false
-			}
-		}
-		return true
-	}
-	if len(din.funcs) != len(dout.funcs) {
-		t.Fatalf("objdump: %d functions in the input, %d in the output", len(din.funcs), len(dout.funcs))
-	}
-	loops, checks := 0, 0
-	for f, insts := range din.funcs {
-		for _, text := range insts {
-			if isLoop(text) {
-				loops++
-			}
-		}
-		got := dout.funcs[f]
-		if !isCheck(got, 0) {
-			t.Fatalf("function %d (defined): does not begin with the check: %q", f, got[:min(len(got), 4)])
-		}
-		// Strip the checks (at entry and after each loop) and compare.
-		var stripped []string
-		for i := len(check); i < len(got); i++ {
-			stripped = append(stripped, got[i])
-			if isLoop(got[i]) {
-				if !isCheck(got, i+1) {
-					t.Fatalf("function %d (defined): %q at instruction %d is not followed by the check", f, got[i], i)
+			if c == "i32.const COST" {
+				v, ok := strings.CutPrefix(insts[i+k].text, "i32.const ")
+				n, err := strconv.Atoi(v)
+				if !ok || err != nil {
+					return -1
 				}
+				cost = n
+			} else if insts[i+k].text != c {
+				return -1
+			}
+		}
+		return cost
+	}
+	// loopCosts is the cost each loop of the input must charge, in order.
+	loopCosts := func(insts []inst, size int, elided bool) []int {
+		var costs []int
+		var stack []int // per open frame: its index in costs, or -1
+		for _, in := range insts {
+			switch {
+			case isLoop(in.text):
+				stack = append(stack, len(costs))
+				costs = append(costs, in.off)
+			case opens(in.text):
+				stack = append(stack, -1)
+			case in.text == "end" && len(stack) > 0:
+				if i := stack[len(stack)-1]; i >= 0 {
+					costs[i] = min(in.off+1-costs[i], budgetRefill)
+				}
+				stack = stack[:len(stack)-1]
+			}
+		}
+		if elided {
+			costs[0] = min(size, budgetRefill)
+		}
+		return costs
+	}
+	for fi, insts := range din.funcs {
+		got := dout.funcs[fi]
+		bodyCost := min(din.sizes[fi], budgetRefill)
+		elided := elidable(insts)
+		i := 0
+		if elided {
+			s.elided++
+			if checkAt(got, 0) >= 0 {
+				t.Fatalf("function %d (defined): begins with the check, but its entry check should be elided: %q", fi, texts(insts[:min(len(insts), 8)]))
+			}
+		} else {
+			if c := checkAt(got, 0); c != bodyCost {
+				t.Fatalf("function %d (defined): does not begin with the check charging %d (cost %d): %q", fi, bodyCost, c, texts(got[:min(len(got), 4)]))
+			}
+			s.checks++
+			i = len(check)
+		}
+		costs := loopCosts(insts, din.sizes[fi], elided)
+		loop := 0
+		var stripped []string
+		for ; i < len(got); i++ {
+			text := got[i].text
+			if text == callCharge && i+1 < len(got) && isBulkText(got[i+1].text) {
+				s.charges++
+				continue
+			}
+			stripped = append(stripped, text)
+			if isLoop(text) {
+				if c := checkAt(got, i+1); c != costs[loop] {
+					t.Fatalf("function %d (defined): %q at instruction %d is not followed by the check charging %d (cost %d)", fi, text, i, costs[loop], c)
+				}
+				loop++
+				s.checks++
 				i += len(check)
 			}
 		}
-		for i := range got {
-			if isCheck(got, i) {
-				checks++
+		if !slices.Equal(stripped, texts(insts)) {
+			t.Fatalf("function %d (defined): the output without the inserted code differs from the input", fi)
+		}
+		for _, in := range insts {
+			if isBulkText(in.text) {
+				s.charges--
 			}
 		}
-		if !slicesEqual(stripped, insts) {
-			t.Fatalf("function %d (defined): the output without its checks differs from the input", f)
+		if s.charges != 0 {
+			t.Fatalf("function %d (defined): `call $charge` count differs from the bulk operation count by %d", fi, s.charges)
 		}
 	}
-	if want := len(din.funcs) + loops; checks != want {
-		t.Fatalf("%d checks in the output, want %d (%d functions + %d loops)", checks, want, len(din.funcs), loops)
-	}
-	return checks
-}
-
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
+	// Recount the bulk operations (s.charges was balanced per function).
+	for _, insts := range din.funcs {
+		for _, in := range insts {
+			if isBulkText(in.text) {
+				s.charges++
+			}
 		}
 	}
-	return true
+	// Every check in the output is one of those found above: nothing else
+	// calls $slow but $charge.
+	calls := 0
+	for _, insts := range dout.funcs[:len(din.funcs)] {
+		for _, in := range insts {
+			if in.text == fmt.Sprintf("call %d", slow) {
+				calls++
+			}
+		}
+	}
+	if calls != s.checks {
+		t.Fatalf("%d calls of $slow in the output, %d checks", calls, s.checks)
+	}
+	return s
 }

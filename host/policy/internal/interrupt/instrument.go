@@ -9,26 +9,22 @@ import (
 
 // Section ids.
 const (
-	secCustom = 0
-	secImport = 2
-	secTable  = 4
-	secGlobal = 6
-	secExport = 7
-	secCode   = 10
+	secCustom   = 0
+	secType     = 1
+	secImport   = 2
+	secFunction = 3
+	secTable    = 4
+	secGlobal   = 6
+	secExport   = 7
+	secCode     = 10
 )
 
-// yieldEvery is how many checks run between two trips to Go (see the
-// package documentation): small enough that a stop-the-world never waits
-// long for a running guest, large enough that the trips cost nothing
-// measurable. The countdown's i32.const below assumes it fits in two LEB128
-// bytes.
-const yieldEvery = 1000
-
-// yieldEvery must take exactly two LEB128 bytes.
-const (
-	_ uint = yieldEvery - 0x80
-	_ uint = 0x3fff - yieldEvery
-)
+// budgetRefill is the budget, in bytes of code, between two trips to Go
+// (see the package documentation): small enough that a stop-the-world or
+// an interrupt never waits long for a running guest (about a millisecond
+// of the slowest code), large enough that the trips cost nothing
+// measurable. It is also the most one check charges.
+const budgetRefill = 1 << 20
 
 // sectionRank is the position of each known section id in the order the
 // spec requires (custom sections, rank 0, may appear anywhere); ids
@@ -65,9 +61,10 @@ type section struct {
 	body       int
 }
 
-// vecSection is a vector section (table, global, export) as it will be
-// written: the input's count and entries (none when the input has no such
-// section) followed by the new entries.
+// vecSection is a vector section (type, function, table, global, export)
+// as it will be written: the input's count and entries (none when the
+// input has no such section) followed by the new entries. A section that
+// gets no new entry is copied as it is (or stays missing).
 type vecSection struct {
 	id    byte
 	index int    // in the section table; -1: missing from the input
@@ -94,30 +91,38 @@ func (v *vecSection) appendTo(out []byte) ([]byte, error) {
 	return append(out, v.added...), nil
 }
 
-// Instrument returns a copy of the binary WebAssembly module wasm in which
-// the body of every function defined by the module begins with, and every
-// `loop` instruction's body begins with, the sequence
+// Instrument returns a copy of the binary WebAssembly module wasm that the
+// host can interrupt, and that lets the Go runtime preempt the goroutine
+// running it, within a bounded amount of executed code.
 //
-//	global.get $flag; if (empty blocktype); unreachable; end
+// It adds two (mut i32) globals after the module's own: $flag, initialised
+// to 0 and exported under the name export, and $budget, private,
+// initialised to budgetRefill (2^20); a private empty funcref table $yield
+// after the module's own tables; and two functions after the module's own
+// (the function section and code section get them; their types, () -> ()
+// and (i32) -> (i32), are appended to the type section unless it has them
+// already): $slow, which traps ("unreachable") if $flag is non-zero, else
+// refills $budget and makes a trip to Go (a table.grow of $yield by 0,
+// which wazero runs in Go); and $charge, which charges a bulk operation's
+// length. No existing index changes.
 //
-// where $flag is a new (mut i32) global initialised to (i32.const 0),
-// appended after the module's own globals (so no existing index changes)
-// and exported under the name export. Setting the exported global to a
-// non-zero value makes the running guest trap ("unreachable") at its next
-// function entry or loop iteration.
+// Every function body (unless it begins with a loop, see below) and every
+// loop body begins with a budget check, which subtracts from $budget the
+// byte length of the code it covers (the function body, or the loop from
+// its opcode to its end, at most budgetRefill) and calls $slow when
+// $budget drops below 0; and every memory.init, memory.copy, memory.fill,
+// table.init, table.copy and table.fill is preceded by `call $charge`,
+// which subtracts an eighth of its length operand. So a set flag makes the
+// guest trap after at most about budgetRefill bytes of executed code (or
+// 8·budgetRefill bytes moved by bulk operations), and the Go runtime gets
+// a chance to preempt it as often. A function whose first loop is
+// preceded only by block, local, global, constant and nop instructions
+// gets no entry check: that loop's check charges the whole body instead.
+// See the package documentation for the exact code and the bounds.
 //
-// Each check is followed by a countdown that, once every 1000 checks, makes
-// a trip to Go (a table.grow by 0 of a new, empty, private table, which
-// wazero runs in Go): the Go runtime cannot preempt native code, so without
-// it a running guest would block every garbage collection's stop-the-world
-// — and with it the whole process, including the goroutine that would set
-// the flag. The countdown is a second new (mut i32) global, not exported;
-// the table is appended after the module's own tables. See the package
-// documentation for the exact code.
-//
-// Every section other than the table, global, export and code sections is
-// copied byte for byte; a missing table, global or export section is
-// created at its place in the section order.
+// Every section other than the type, function, table, global, export and
+// code sections is copied byte for byte; a missing section that gets
+// entries is created at its place in the section order.
 //
 // Instrument parses every instruction of every function body and fails —
 // it never guesses — on anything it does not understand: an unknown
@@ -125,13 +130,14 @@ func (v *vecSection) appendTo(out []byte) ([]byte, error) {
 // end, a size that disagrees with the bytes, or an encoding that wazero
 // v1.12 reads differently from the spec or compiles differently from how it
 // validates it (such as select with a (ref …) type; see the package
-// documentation). It also fails if the module
-// already exports the name export, or if any global.get or global.set
-// names a global index at or beyond the module's global count (an invalid
-// module, which would otherwise reach the new globals). Errors begin with
-// "interrupt: "; errors in a function body name the function (its index in
-// the function index space, imports included) and the module byte offset
-// of the instruction at fault.
+// documentation). It also fails if the module already exports the name
+// export; on any table.grow (an unbounded table.grow is a host memory bomb,
+// outside the module's memory limit); and on any global, table or function
+// index, in the code or the exports, at or beyond the module's own count
+// (an invalid module, which would otherwise reach the new globals, table
+// or functions). Errors begin with "interrupt: "; errors in a function
+// body name the function (its index in the function index space, imports
+// included) and the module byte offset of the instruction at fault.
 //
 // Two limits protect wazero, which allocates before it validates: a vector
 // section may not declare more entries than it has bytes, and a function may
@@ -152,13 +158,15 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 
 	// The section table, in order, and the sections we rewrite.
 	var (
-		sections []section
-		imports  = -1
-		code     = -1
-		lastRank = 0
-		tables   = vecSection{id: secTable, index: -1}
-		globals  = vecSection{id: secGlobal, index: -1}
-		exports  = vecSection{id: secExport, index: -1}
+		sections  []section
+		imports   = -1
+		code      = -1
+		lastRank  = 0
+		types     = vecSection{id: secType, index: -1}
+		functions = vecSection{id: secFunction, index: -1}
+		tables    = vecSection{id: secTable, index: -1}
+		globals   = vecSection{id: secGlobal, index: -1}
+		exports   = vecSection{id: secExport, index: -1}
 	)
 	for pos := 8; pos < len(wasm); {
 		id := wasm[pos]
@@ -191,8 +199,12 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 			}
 			lastRank = rank
 			switch id {
+			case secType:
+				types.index = len(sections)
 			case secImport:
 				imports = len(sections)
+			case secFunction:
+				functions.index = len(sections)
 			case secTable:
 				tables.index = len(sections)
 			case secGlobal:
@@ -215,9 +227,9 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 			return nil, err
 		}
 	}
-	// The entry counts of the table and global sections (their entries are
-	// copied as they are).
-	for _, v := range []*vecSection{&tables, &globals} {
+	// The entry counts of the function, table and global sections (their
+	// entries are copied as they are).
+	for _, v := range []*vecSection{&functions, &tables, &globals} {
 		if v.index < 0 {
 			continue
 		}
@@ -228,30 +240,39 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 		}
 		v.count, v.rest = n, wasm[pos:s.end]
 	}
+	voidType, i32Type := int64(-1), int64(-1) // () -> () and (i32) -> (i32) in the input
+	if types.index >= 0 {
+		var err error
+		if voidType, i32Type, err = scanTypes(wasm, sections[types.index], &types); err != nil {
+			return nil, err
+		}
+	}
 	totalGlobals := uint64(imported.globals) + uint64(globals.count)
 	totalTables := uint64(imported.tables) + uint64(tables.count)
-	if totalGlobals >= 1<<32-2 || totalTables >= 1<<32-1 {
-		return nil, errors.New("interrupt: too many globals or tables")
+	totalFuncs := uint64(imported.funcs) + uint64(functions.count)
+	if totalGlobals >= 1<<32-2 || totalTables >= 1<<32-1 || totalFuncs >= 1<<32-2 {
+		return nil, errors.New("interrupt: too many globals, tables or functions")
 	}
-	flag := uint32(totalGlobals) // the new globals' and table's indexes
-	countdown := flag + 1
+	flag := uint32(totalGlobals) // the new globals', table's and functions' indexes
+	budget := flag + 1
 	yieldTable := uint32(totalTables)
+	slow := uint32(totalFuncs)
+	charge := slow + 1
 
 	if exports.index >= 0 {
 		s := sections[exports.index]
-		n, entries, err := scanExports(wasm, s, export, flag)
+		n, entries, err := scanExports(wasm, s, export, importCounts{funcs: slow, tables: yieldTable, globals: flag})
 		if err != nil {
 			return nil, err
 		}
 		exports.count, exports.rest = n, wasm[entries:s.end]
 	}
 
-	// Parse the code section: every body, and where its checks go.
+	// Parse the code section: every body, and where code is inserted.
 	var t opTables
 	t.init()
-	w := walker{opTables: &t, globals: flag}
+	w := walker{opTables: &t, globals: flag, tables: yieldTable, funcs: slow}
 	var bodies []fnBody
-	codeCountEnd := 0
 	if code >= 0 {
 		s := sections[code]
 		lim := wasm[:s.end]
@@ -259,9 +280,8 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 		if st != lebOK {
 			return nil, fmt.Errorf("interrupt: code section at offset %#x: %s", s.body, lebMessage(st, "function count"))
 		}
-		codeCountEnd = pos
-		bodies = make([]fnBody, 0, n)           // n ≤ the section's size: checked above
-		w.ins = make([]int, 0, int(n)+int(n)/2) // a guess: many functions have no loop
+		bodies = make([]fnBody, 0, n)              // n ≤ the section's size: checked above
+		w.sites = make([]site, 0, int(n)+int(n)/2) // a guess: many functions have no loop
 		for i := uint32(0); i < n; i++ {
 			fn := uint64(imported.funcs) + uint64(i)
 			size, start, st := readU32(lim, pos)
@@ -272,7 +292,7 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 				return nil, fmt.Errorf("interrupt: function %d (code offset %#x): body size %d exceeds the %d bytes left in the code section", fn, pos, size, s.end-start)
 			}
 			end := start + int(size)
-			bodies = append(bodies, fnBody{start: start, end: end, ins: len(w.ins)})
+			bodies = append(bodies, fnBody{start: start, end: end, sites: len(w.sites)})
 			if at, msg := w.body(wasm[start:end], start); msg != "" {
 				return nil, fmt.Errorf("interrupt: function %d (code offset %#x): %s", fn, start+at, msg)
 			}
@@ -281,16 +301,37 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 		if pos != s.end {
 			return nil, fmt.Errorf("interrupt: code section at offset %#x: %d bytes after the last function body", pos, s.end-pos)
 		}
+		if n != functions.count {
+			return nil, fmt.Errorf("interrupt: the function section declares %d functions but the code section has %d bodies", functions.count, n)
+		}
 	}
 
-	check := checkCode(flag, countdown, yieldTable)
-
-	// The new entries.
+	// The new entries. $slow and $charge only when there is code to call
+	// them.
+	if len(bodies) > 0 {
+		if voidType < 0 {
+			voidType = int64(types.count) + int64(types.add)
+			types.add++
+			types.added = append(types.added, 0x60, 0x00, 0x00)
+		}
+		if i32Type < 0 {
+			i32Type = int64(types.count) + int64(types.add)
+			types.add++
+			types.added = append(types.added, 0x60, 0x01, 0x7f, 0x01, 0x7f)
+		}
+		if uint64(types.count)+uint64(types.add) > 1<<32-1 {
+			return nil, errors.New("interrupt: too many types")
+		}
+		functions.add = 2
+		functions.added = appendU32(functions.added, uint32(voidType))
+		functions.added = appendU32(functions.added, uint32(i32Type))
+	}
 	tables.add, tables.added = 1, []byte{0x70, 0x00, 0x00} // funcref, min 0, no max
-	globals.add, globals.added = 2, []byte{
-		0x7f, 0x01, 0x41, 0x00, 0x0b, // $flag: (mut i32) (i32.const 0)
-		0x7f, 0x01, 0x41, 0x80 | yieldEvery&0x7f, yieldEvery >> 7, 0x0b, // $countdown: (mut i32) (i32.const yieldEvery)
-	}
+	globals.add = 2
+	globals.added = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b} // $flag: (mut i32) (i32.const 0)
+	globals.added = append(globals.added, 0x7f, 0x01, 0x41)
+	globals.added = appendS32(globals.added, budgetRefill) // $budget: (mut i32) (i32.const budgetRefill)
+	globals.added = append(globals.added, 0x0b)
 	exports.add = 1
 	exports.added = appendU32(nil, uint32(len(export)))
 	exports.added = append(exports.added, export...)
@@ -299,7 +340,7 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 
 	// Where to put a missing section: right after the last section that
 	// must precede it (-1: right after the header).
-	vecs := []*vecSection{&tables, &globals, &exports} // in section order
+	vecs := []*vecSection{&types, &functions, &tables, &globals, &exports} // in section order
 	for _, v := range vecs {
 		v.after = -1
 		for i, s := range sections {
@@ -309,12 +350,13 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 		}
 	}
 
-	grow := len(w.ins)*len(check) + 5*len(bodies) + len(export) + 64
+	ins := newInserts(flag, budget, yieldTable, slow, charge)
+	grow := len(w.sites)*ins.maxSite() + len(ins.slowBody) + len(ins.chargeBody) + 16*len(bodies) + len(export) + 64
 	out := make([]byte, 0, len(wasm)+grow)
 	out = append(out, wasm[:8]...)
 	emitMissing := func(after int) (err error) {
 		for _, v := range vecs {
-			if v.index < 0 && v.after == after {
+			if v.index < 0 && v.after == after && v.add > 0 {
 				if out, err = v.appendTo(out); err != nil {
 					return err
 				}
@@ -327,15 +369,12 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 	}
 	for i, s := range sections {
 		var err error
-		switch i {
-		case tables.index:
-			out, err = tables.appendTo(out)
-		case globals.index:
-			out, err = globals.appendTo(out)
-		case exports.index:
-			out, err = exports.appendTo(out)
-		case code:
-			out, err = appendCode(out, wasm, s, codeCountEnd, bodies, w.ins, check, imported.funcs)
+		v := vecOf(vecs, i)
+		switch {
+		case i == code && len(bodies) > 0:
+			out, err = appendCode(out, wasm, bodies, w.sites, &ins, imported.funcs)
+		case v != nil && v.add > 0:
+			out, err = v.appendTo(out)
 		default:
 			out = append(out, wasm[s.start:s.end]...)
 		}
@@ -349,87 +388,177 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 	return out, nil
 }
 
-// checkCode is the code inserted at every function entry and loop header:
-// the interrupt check, then the countdown to the next trip to Go.
+// vecOf returns the vector section among vecs whose index in the section
+// table is i, or nil.
+func vecOf(vecs []*vecSection, i int) *vecSection {
+	for _, v := range vecs {
+		if v.index == i {
+			return v
+		}
+	}
+	return nil
+}
+
+// inserts is the code Instrument inserts, for one module's indexes.
+type inserts struct {
+	checkPre   []byte // the budget check up to its cost: global.get $budget; i32.const
+	checkPost  []byte // after the cost: i32.sub … end
+	callCharge []byte // call $charge
+	slowBody   []byte // $slow's body, size included
+	chargeBody []byte // $charge's body, size included
+}
+
+// newInserts builds the inserted code:
 //
-//	global.get $flag            ;; the interrupt check
+//	;; the budget check (COST: the site's cost)
+//	global.get $budget
+//	i32.const COST
+//	i32.sub
+//	global.set $budget
+//	global.get $budget
+//	i32.const 0
+//	i32.lt_s
 //	if
-//	  unreachable
+//	  call $slow
 //	end
-//	global.get $countdown       ;; $countdown -= 1
-//	i32.const -1
-//	i32.add
-//	global.set $countdown
-//	global.get $countdown
-//	i32.eqz
-//	if                          ;; every yieldEvery checks:
-//	  i32.const yieldEvery      ;;   $countdown = yieldEvery
-//	  global.set $countdown
-//	  ref.null func             ;;   table.grow $yield by 0: a trip to Go
+//
+//	;; before a bulk operation
+//	call $charge
+//
+//	(func $slow
+//	  global.get $flag
+//	  if
+//	    unreachable
+//	  end
+//	  i32.const budgetRefill
+//	  global.set $budget
+//	  ref.null func          ;; table.grow $yield by 0: a trip to Go
 //	  i32.const 0
 //	  table.grow $yield
-//	  drop
-//	end
-func checkCode(flag, countdown, yieldTable uint32) []byte {
-	c := []byte{0x23}
-	c = appendU32(c, flag)
-	c = append(c, 0x04, 0x40, 0x00, 0x0b)
-	c = append(c, 0x23)
-	c = appendU32(c, countdown)
-	c = append(c, 0x41, 0x7f, 0x6a, 0x24)
-	c = appendU32(c, countdown)
-	c = append(c, 0x23)
-	c = appendU32(c, countdown)
-	c = append(c, 0x45, 0x04, 0x40)
-	c = append(c, 0x41, 0x80|yieldEvery&0x7f, yieldEvery>>7, 0x24)
-	c = appendU32(c, countdown)
-	c = append(c, 0xd0, 0x70, 0x41, 0x00, 0xfc, 0x0f)
-	c = appendU32(c, yieldTable)
-	return append(c, 0x1a, 0x0b)
+//	  drop)
+//
+//	(func $charge (param $n i32) (result i32)
+//	  global.get $budget
+//	  local.get $n
+//	  i32.const 3
+//	  i32.shr_u
+//	  i32.sub
+//	  global.set $budget
+//	  global.get $budget
+//	  i32.const 0
+//	  i32.lt_s
+//	  if
+//	    call $slow
+//	  end
+//	  local.get $n)
+func newInserts(flag, budget, yieldTable, slow, charge uint32) inserts {
+	var c inserts
+	c.checkPre = appendU32([]byte{0x23}, budget)
+	c.checkPre = append(c.checkPre, 0x41)
+	c.checkPost = []byte{0x6b, 0x24}
+	c.checkPost = appendU32(c.checkPost, budget)
+	c.checkPost = append(c.checkPost, 0x23)
+	c.checkPost = appendU32(c.checkPost, budget)
+	c.checkPost = append(c.checkPost, 0x41, 0x00, 0x48, 0x04, 0x40, 0x10)
+	c.checkPost = appendU32(c.checkPost, slow)
+	c.checkPost = append(c.checkPost, 0x0b)
+	c.callCharge = appendU32([]byte{0x10}, charge)
+
+	s := []byte{0x00, 0x23} // no locals; global.get $flag
+	s = appendU32(s, flag)
+	s = append(s, 0x04, 0x40, 0x00, 0x0b, 0x41)
+	s = appendS32(s, budgetRefill)
+	s = append(s, 0x24)
+	s = appendU32(s, budget)
+	s = append(s, 0xd0, 0x70, 0x41, 0x00, 0xfc, 0x0f)
+	s = appendU32(s, yieldTable)
+	s = append(s, 0x1a, 0x0b)
+	c.slowBody = append(appendU32(nil, uint32(len(s))), s...)
+
+	h := []byte{0x00, 0x23} // no locals; global.get $budget
+	h = appendU32(h, budget)
+	h = append(h, 0x20, 0x00, 0x41, 0x03, 0x76, 0x6b, 0x24)
+	h = appendU32(h, budget)
+	h = append(h, 0x23)
+	h = appendU32(h, budget)
+	h = append(h, 0x41, 0x00, 0x48, 0x04, 0x40, 0x10)
+	h = appendU32(h, slow)
+	h = append(h, 0x0b, 0x20, 0x00, 0x0b)
+	c.chargeBody = append(appendU32(nil, uint32(len(h))), h...)
+	return c
+}
+
+// size is the length of the code inserted at s.
+func (c *inserts) size(s site) int {
+	if s.cost < 0 {
+		return len(c.callCharge)
+	}
+	return len(c.checkPre) + sizeS32(s.cost) + len(c.checkPost)
+}
+
+// maxSite is the most code inserted at one site.
+func (c *inserts) maxSite() int {
+	return max(len(c.callCharge), c.size(site{cost: budgetRefill}))
 }
 
 // appendCode appends the instrumented code section: the input's function
-// count as it was encoded, then each body with check inserted at its
-// offsets in ins.
-func appendCode(out, wasm []byte, s section, countEnd int, bodies []fnBody, ins []int, check []byte, importedFuncs uint32) ([]byte, error) {
-	size := uint64(countEnd - s.body)
-	for j, b := range bodies {
-		n := uint64(b.end-b.start) + uint64(nextIns(j, bodies, ins)-b.ins)*uint64(len(check))
+// count plus 2, each body with the code inserted at its sites, then the
+// bodies of $slow and $charge.
+func appendCode(out, wasm []byte, bodies []fnBody, sites []site, ins *inserts, importedFuncs uint32) ([]byte, error) {
+	size := uint64(sizeU32(uint32(len(bodies)+2))) + uint64(len(ins.slowBody)) + uint64(len(ins.chargeBody))
+	for j := range bodies {
+		b := &bodies[j]
+		n := uint64(b.end - b.start)
+		for _, st := range sites[b.sites:nextSite(j, bodies, sites)] {
+			n += uint64(ins.size(st))
+		}
 		if n > 1<<32-1 {
 			return nil, fmt.Errorf("interrupt: function %d: instrumented body too large", uint64(importedFuncs)+uint64(j))
 		}
-		size += uint64(sizeU32(uint32(n))) + n
+		b.size = uint32(n)
+		size += uint64(sizeU32(b.size)) + n
 	}
 	if size > 1<<32-1 {
 		return nil, errors.New("interrupt: instrumented code section too large")
 	}
 	out = append(out, secCode)
 	out = appendU32(out, uint32(size))
-	out = append(out, wasm[s.body:countEnd]...)
+	out = appendU32(out, uint32(len(bodies)+2)) // below 2^32 - 2: checked with the function count
 	for j, b := range bodies {
-		at := ins[b.ins:nextIns(j, bodies, ins)]
-		out = appendU32(out, uint32(b.end-b.start+len(at)*len(check)))
+		out = appendU32(out, b.size)
 		from := b.start
-		for _, p := range at {
-			out = append(out, wasm[from:p]...)
-			out = append(out, check...)
-			from = p
+		for _, st := range sites[b.sites:nextSite(j, bodies, sites)] {
+			out = append(out, wasm[from:st.pos]...)
+			if st.cost < 0 {
+				out = append(out, ins.callCharge...)
+			} else {
+				out = append(out, ins.checkPre...)
+				out = appendS32(out, st.cost)
+				out = append(out, ins.checkPost...)
+			}
+			from = st.pos
 		}
 		out = append(out, wasm[from:b.end]...)
 	}
-	return out, nil
+	out = append(out, ins.slowBody...)
+	return append(out, ins.chargeBody...), nil
 }
 
 // fnBody is one function body of the input: wasm[start:end], its size
-// excluded. Its checks go at walker.ins[ins:] up to the next body's ins.
-type fnBody struct{ start, end, ins int }
+// excluded. Its sites are walker.sites[sites:] up to the next body's; size
+// is its instrumented size.
+type fnBody struct {
+	start, end, sites int
+	size              uint32
+}
 
-// nextIns is the index in ins of the first check of the body after bodies[j].
-func nextIns(j int, bodies []fnBody, ins []int) int {
+// nextSite is the index in sites of the first site of the body after
+// bodies[j].
+func nextSite(j int, bodies []fnBody, sites []site) int {
 	if j+1 < len(bodies) {
-		return bodies[j+1].ins
+		return bodies[j+1].sites
 	}
-	return len(ins)
+	return len(sites)
 }
 
 // cursor reads the contents of one section (b is the module cut at the
@@ -587,10 +716,10 @@ func refType(b []byte, pc int) (int, string) {
 }
 
 // scanExports reads the export section. It fails if name is already
-// exported or if a global export names an index at or beyond the global
-// count (flag, the index the new global gets). It returns the export count
-// and where the entries begin.
-func scanExports(wasm []byte, s section, name string, flag uint32) (count uint32, entries int, err error) {
+// exported or if an export names a function, table or global index at or
+// beyond the module's count (in counts: imported and defined). It returns
+// the export count and where the entries begin.
+func scanExports(wasm []byte, s section, name string, counts importCounts) (count uint32, entries int, err error) {
 	c := &cursor{b: wasm[:s.end], pos: s.body, sec: "export section"}
 	count = c.u32("export count")
 	entries = c.pos
@@ -609,10 +738,59 @@ func scanExports(wasm []byte, s section, name string, flag uint32) (count uint32
 		switch {
 		case kind > 0x04:
 			c.fail(kindAt, "unknown export kind %#02x", kind)
-		case kind == 0x03 && idx >= flag:
-			c.fail(at, "export %q names global %d but the module has only %d globals", n, idx, flag)
+		case kind == 0x00 && idx >= counts.funcs:
+			c.fail(at, "export %q names function %d but the module has only %d functions", n, idx, counts.funcs)
+		case kind == 0x01 && idx >= counts.tables:
+			c.fail(at, "export %q names table %d but the module has only %d tables", n, idx, counts.tables)
+		case kind == 0x03 && idx >= counts.globals:
+			c.fail(at, "export %q names global %d but the module has only %d globals", n, idx, counts.globals)
 		}
 	}
 	c.end()
 	return count, entries, c.err
+}
+
+// scanTypes reads the type section into v (its count and entries) and
+// returns the indexes of the first function types () -> () and (i32) ->
+// (i32), or -1. Every entry must be a function type (0x60): wazero v1.12
+// supports no other.
+func scanTypes(wasm []byte, s section, v *vecSection) (voidType, i32Type int64, err error) {
+	c := &cursor{b: wasm[:s.end], pos: s.body, sec: "type section"}
+	v.count = c.u32("type count")
+	entries := c.pos
+	voidType, i32Type = -1, -1
+	for i := uint32(0); i < v.count && c.err == nil; i++ {
+		at := c.pos
+		if form := c.byte("type form"); c.err == nil && form != 0x60 {
+			c.fail(at, "unsupported type form %#02x (only function types, 0x60, are supported)", form)
+			break
+		}
+		var sig [2][]byte // params, results: one-byte types only (else nil)
+		for k := range sig {
+			n := c.u32("type vector length")
+			one := n == 1
+			for j := uint32(0); j < n && c.err == nil; j++ {
+				t := c.pos
+				c.skip(valType)
+				if one && c.pos == t+1 {
+					sig[k] = c.b[t:c.pos]
+				}
+			}
+			if n == 0 {
+				sig[k] = []byte{}
+			}
+		}
+		if c.err != nil {
+			break
+		}
+		switch {
+		case voidType < 0 && len(sig[0]) == 0 && sig[0] != nil && len(sig[1]) == 0 && sig[1] != nil:
+			voidType = int64(i)
+		case i32Type < 0 && bytes.Equal(sig[0], []byte{0x7f}) && bytes.Equal(sig[1], []byte{0x7f}):
+			i32Type = int64(i)
+		}
+	}
+	c.end()
+	v.rest = wasm[entries:s.end]
+	return voidType, i32Type, c.err
 }

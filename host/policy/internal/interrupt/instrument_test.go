@@ -70,24 +70,29 @@ func flagOf(t *testing.T, mod api.Module) api.MutableGlobal {
 // TestInterrupt runs guests that never return on their own and interrupts
 // them through the flag from another goroutine.
 func TestInterrupt(t *testing.T) {
+	runaway, tailcall := watFile("testdata/runaway.wat"), watFile("testdata/tailcall.wat")
 	tests := []struct {
 		name     string
-		wat      string
+		wasm     func(t *testing.T) []byte
 		export   string
 		features api.CoreFeatures
 	}{
-		{"loop", "testdata/runaway.wat", "spin", api.CoreFeaturesV2},
-		{"loop with br_if", "testdata/runaway.wat", "spin_if", api.CoreFeaturesV2},
-		{"exponential recursion", "testdata/runaway.wat", "exp", api.CoreFeaturesV2},
-		{"exponential recursion through call_indirect", "testdata/runaway.wat", "exp_indirect", api.CoreFeaturesV2},
+		{"loop", runaway, "spin", api.CoreFeaturesV2},
+		{"loop with br_if", runaway, "spin_if", api.CoreFeaturesV2},
+		{"exponential recursion", runaway, "exp", api.CoreFeaturesV2},
+		{"exponential recursion through call_indirect", runaway, "exp_indirect", api.CoreFeaturesV2},
 		// wazero implements tail calls behind experimental.CoreFeaturesTailCall.
-		{"tail-call loop", "testdata/tailcall.wat", "tail", api.CoreFeaturesV2 | experimental.CoreFeaturesTailCall},
+		{"tail-call loop", tailcall, "tail", api.CoreFeaturesV2 | experimental.CoreFeaturesTailCall},
+		// The budget is proportional to the code and the bytes moved: a
+		// loop of 16 MiB memory.fill, a loop calling a 700 KB function.
+		{"memory.fill loop", bulkWasm, "spin_fill", api.CoreFeaturesV2},
+		{"huge function in a loop", bulkWasm, "spin_huge", api.CoreFeaturesV2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			rt := newRuntime(t, tt.features)
-			mod, started := instantiateWithStarted(t, rt, testbuild.WAT(t, tt.wat))
+			mod, started := instantiateWithStarted(t, rt, tt.wasm(t))
 			flag := flagOf(t, mod)
 
 			done := make(chan error, 1)
@@ -96,7 +101,8 @@ func TestInterrupt(t *testing.T) {
 				done <- err
 			}()
 			// The guest has passed its own entry check: only the checks in
-			// its loop or in the functions it calls can stop it now.
+			// its loop, in the functions it calls or before its bulk
+			// operations can stop it now.
 			select {
 			case <-started:
 			case err := <-done:
@@ -118,23 +124,43 @@ func TestInterrupt(t *testing.T) {
 	}
 }
 
-// TestFlagAtEntry checks that a set flag stops a call at the function entry,
-// that a flag left at 0 changes nothing, and that clearing it makes the
-// instance usable again.
-func TestFlagAtEntry(t *testing.T) {
+// trapsWithin calls call until it fails, at most budgetRefill+1 times:
+// each call charges at least one byte (its entry check, or its first
+// loop's), so with the flag set the budget runs out, $slow runs and the
+// guest traps within that many calls. It fails the test unless the call
+// traps with "unreachable", and returns how many calls it took.
+func trapsWithin(t *testing.T, name string, call func() error) int {
+	t.Helper()
+	for i := 1; i <= budgetRefill+1; i++ {
+		if err := call(); err != nil {
+			if !strings.Contains(err.Error(), "unreachable") {
+				t.Fatalf("%s with the flag set: %v, want an unreachable trap", name, err)
+			}
+			return i
+		}
+	}
+	t.Fatalf("%s with the flag set: no trap after %d calls", name, budgetRefill+1)
+	return 0
+}
+
+// TestFlag checks that a flag left at 0 changes nothing, that a set flag
+// stops repeated calls of a short function within the budget, and that
+// clearing it makes the instance usable again.
+func TestFlag(t *testing.T) {
 	ctx := context.Background()
 	rt := newRuntime(t, api.CoreFeaturesV2)
 	mod, _ := instantiateWithStarted(t, rt, testbuild.WAT(t, "testdata/runaway.wat"))
 	flag := flagOf(t, mod)
 	finite := mod.ExportedFunction("finite")
 
-	if res, err := finite.Call(ctx); err != nil || res[0] != 1000 {
-		t.Fatalf("finite() = %v, %v; want 1000", res, err)
+	for range 3000 { // 3000 calls of a 1000-iteration loop: many trips to $slow
+		if res, err := finite.Call(ctx); err != nil || res[0] != 1000 {
+			t.Fatalf("finite() = %v, %v; want 1000", res, err)
+		}
 	}
 	flag.Set(1)
-	if _, err := finite.Call(ctx); err == nil || !strings.Contains(err.Error(), "unreachable") {
-		t.Fatalf("finite() with the flag set: %v, want an unreachable trap", err)
-	}
+	n := trapsWithin(t, "finite()", func() error { _, err := finite.Call(ctx); return err })
+	t.Logf("finite() trapped at call %d after the flag was set", n)
 	flag.Set(0)
 	if res, err := finite.Call(ctx); err != nil || res[0] != 1000 {
 		t.Fatalf("finite() after clearing the flag = %v, %v; want 1000", res, err)

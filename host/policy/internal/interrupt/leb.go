@@ -139,3 +139,28 @@ func sizeU32(v uint32) int {
 	}
 	return n
 }
+
+// appendS32 appends the minimal signed LEB128 encoding of v.
+func appendS32(dst []byte, v int32) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
+			return append(dst, c)
+		}
+		dst = append(dst, c|0x80)
+	}
+}
+
+// sizeS32 is the length of the minimal signed LEB128 encoding of v.
+func sizeS32(v int32) int {
+	n := 1
+	for {
+		c := v & 0x7f
+		v >>= 7
+		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
+			return n
+		}
+		n++
+	}
+}

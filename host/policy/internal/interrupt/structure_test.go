@@ -34,29 +34,34 @@ func splitSections(t testing.TB, wasm []byte) []rawSection {
 }
 
 // checkSections verifies that out has in's sections in the same order,
-// byte for byte, except the table, global, export and code sections, which
-// it has exactly once each (code only if in has one), in the spec's order.
+// byte for byte, except the type, function, table, global, export and
+// code sections: out has exactly one table, global and export section,
+// a code section if in has one, a type and a function section if in has
+// them or defines functions (then their entries begin with in's), all in
+// the spec's order.
 func checkSections(t testing.TB, in, out []byte) {
 	t.Helper()
 	if !bytes.Equal(in[:8], out[:8]) {
 		t.Fatalf("header changed: % x", out[:8])
 	}
-	keep := func(ss []rawSection) (kept []rawSection, ids []byte) {
+	keep := func(ss []rawSection) (kept []rawSection, ids []byte, byID map[byte][]byte) {
+		byID = map[byte][]byte{}
 		for _, s := range ss {
 			switch s.id {
-			case secTable, secGlobal, secExport, secCode:
+			case secType, secFunction, secTable, secGlobal, secExport, secCode:
+				byID[s.id] = s.bytes
 			default:
 				kept = append(kept, s)
 			}
 			ids = append(ids, s.id)
 		}
-		return kept, ids
+		return kept, ids, byID
 	}
 	sin, sout := splitSections(t, in), splitSections(t, out)
-	kin, idsIn := keep(sin)
-	kout, idsOut := keep(sout)
+	kin, idsIn, vin := keep(sin)
+	kout, idsOut, vout := keep(sout)
 	if len(kin) != len(kout) {
-		t.Fatalf("sections other than table/global/export/code: %d in the input, %d in the output", len(kin), len(kout))
+		t.Fatalf("sections other than type/function/table/global/export/code: %d in the input, %d in the output", len(kin), len(kout))
 	}
 	for i := range kin {
 		if kin[i].id != kout[i].id || !bytes.Equal(kin[i].bytes, kout[i].bytes) {
@@ -66,6 +71,32 @@ func checkSections(t testing.TB, in, out []byte) {
 	count := func(ids []byte, id byte) int { return bytes.Count(ids, []byte{id}) }
 	if count(idsOut, secTable) != 1 || count(idsOut, secGlobal) != 1 || count(idsOut, secExport) != 1 || count(idsOut, secCode) != count(idsIn, secCode) {
 		t.Fatalf("section ids in the output: %v (input: %v)", idsOut, idsIn)
+	}
+	defines := false
+	if c, ok := vin[secCode]; ok {
+		_, body, _ := readU32(c, 1)
+		n, _, _ := readU32(c, body)
+		defines = n > 0
+	}
+	for _, id := range []byte{secType, secFunction} {
+		want := count(idsIn, id)
+		if defines {
+			want = 1
+		}
+		if count(idsOut, id) != want {
+			t.Fatalf("section %d: %d in the output, want %d (input: %v)", id, count(idsOut, id), want, idsIn)
+		}
+		// The input's entries come first, unchanged.
+		if a, ok := vin[id]; ok {
+			entries := func(s []byte) []byte {
+				_, body, _ := readU32(s, 1)
+				_, e, _ := readU32(s, body)
+				return s[e:]
+			}
+			if !bytes.HasPrefix(entries(vout[id]), entries(a)) {
+				t.Fatalf("section %d: the input's entries changed", id)
+			}
+		}
 	}
 	last := 0
 	for _, id := range idsOut {
@@ -81,9 +112,11 @@ func checkSections(t testing.TB, in, out []byte) {
 }
 
 // TestStructure checks the output of Instrument against wabt's
-// wasm-objdump: a check at every function entry and after every loop, one
-// check per defined function plus one per loop of the input, and nothing
-// else changed in the code; and every other section preserved.
+// wasm-objdump (see checkStructure): the budget check at every function
+// entry that needs one and after every loop, with the right costs (so
+// functions − elided + loops checks), `call $charge` before every bulk
+// operation, $slow and $charge as documented, and nothing else changed in
+// the code; and every other section preserved.
 func TestStructure(t *testing.T) {
 	type tc struct {
 		name     string
@@ -114,8 +147,9 @@ func TestStructure(t *testing.T) {
 			in := tt.wasm(t)
 			out := mustInstrument(t, in)
 			checkSections(t, in, out)
-			checks := checkStructure(t, in, out)
-			t.Logf("%d bytes in, %d bytes out, %d checks", len(in), len(out), checks)
+			st := checkStructure(t, in, out)
+			t.Logf("%d bytes in, %d bytes out, %d checks (%d entry checks elided), %d bulk operations charged",
+				len(in), len(out), st.checks, st.elided, st.charges)
 			if len(in) > 1<<20 {
 				return // compiling a Go guest takes seconds; TestGuests does it
 			}

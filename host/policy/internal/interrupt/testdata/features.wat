@@ -148,13 +148,13 @@
     (i64.const 1))
 
   ;; Reference types: ref.null, ref.is_null, ref.func, table.get/set/size/
-  ;; grow/fill, typed select, call_indirect.
+  ;; fill, typed select, call_indirect. (Not table.grow: Instrument rejects
+  ;; it.)
   (func (export "refs") (param $x i32) (result i64) (local $f funcref) (local $e externref)
     (local.set $f (table.get $tab (i32.const 1)))
     (local.set $f (select (result funcref) (local.get $f) (ref.null func) (local.get $x)))
     (drop (ref.is_null (ref.func $sub)))
     (table.set $tab (i32.const 3) (local.get $f))
-    (drop (table.grow $tab (ref.null func) (i32.const 1)))
     (table.fill $ext (i32.const 0) (local.get $e) (i32.const 2))
     (i64.add
       (i64.add
