@@ -417,6 +417,21 @@ func TestGuestLogging(t *testing.T) {
 	}
 }
 
+// oneFunctionModule returns a module with one table and one () -> ()
+// function whose body is the local declarations locals followed by code.
+func oneFunctionModule(locals []byte, code ...byte) []byte {
+	body := append(append([]byte{}, locals...), code...)
+	m := []byte("\x00asm\x01\x00\x00\x00")
+	m = append(m, 1, 4, 1, 0x60, 0, 0) // type section: () -> ()
+	m = append(m, 3, 2, 1, 0)          // function section: one function of type 0
+	m = append(m, 4, 4, 1, 0x70, 0, 1) // table section: funcref, min 1
+	size := binary.AppendUvarint(nil, uint64(len(body)))
+	sec := append(append([]byte{1}, size...), body...)
+	m = append(m, 10)
+	m = binary.AppendUvarint(m, uint64(len(sec)))
+	return append(m, sec...)
+}
+
 func TestLoadRejections(t *testing.T) {
 	rt := newRuntime(t, Config{})
 	good := wat(t, "good")
@@ -479,7 +494,14 @@ func TestLoadRejections(t *testing.T) {
 		{"bad pin", LoadOptions{Wasm: good, SHA256: "xyz"}, ErrLoad,
 			[]string{`sha256 pin "xyz" for module bytes is not a 64-digit hex digest`}},
 		{"not wasm", LoadOptions{Wasm: []byte("not wasm at all")}, ErrLoad,
-			[]string{"compile module bytes: "}},
+			[]string{"compile module bytes: interrupt: not a WebAssembly binary module"}},
+		// Inputs that crash or exhaust wazero 1.12's compiler are refused
+		// before it sees them: a billion locals (it would allocate ≈13 GB)
+		// and a table.grow (a table could grow outside the memory limit).
+		{"a billion locals", LoadOptions{Wasm: oneFunctionModule([]byte{1, 0x80, 0x94, 0xeb, 0xdc, 0x03, 0x7f}, 0x0b)}, ErrLoad,
+			[]string{"compile module bytes: interrupt: function 0", "locals"}},
+		{"table.grow", LoadOptions{Wasm: oneFunctionModule([]byte{0}, 0xd0, 0x70, 0x41, 0x01, 0xfc, 0x0f, 0x00, 0x1a, 0x0b)}, ErrLoad,
+			[]string{"compile module bytes: interrupt: function 0", "table.grow is not allowed in a policy module"}},
 		{"missing file", LoadOptions{Path: filepath.Join(dir, "nope.wasm")}, ErrLoad,
 			[]string{"read module: ", "nope.wasm"}},
 		{"memory limit too big", LoadOptions{Wasm: good, Limits: Limits{MemoryMB: 5000}}, ErrLoad,

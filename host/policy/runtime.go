@@ -340,17 +340,13 @@ func (r *Runtime) acquireCompiled(ctx context.Context, digest [32]byte, wasm []b
 	return e.cm, nil
 }
 
-// compile instruments wasm with the interrupt flag (see watchdog.go) and
-// compiles the result. A module the instrumentation refuses is compiled as
-// it is first, so that an invalid module gets wazero's precise error.
+// compile instruments wasm with the interrupt checks (see watchdog.go) and
+// compiles the result. The original bytes are never compiled: the
+// instrumentation refuses some modules that would crash or exhaust wazero
+// 1.12's compiler (see package interrupt), so its error is the answer.
 func (r *Runtime) compile(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
 	patched, err := interrupt.Instrument(wasm, interruptExport)
 	if err != nil {
-		if cm, cerr := r.rt.CompileModule(ctx, wasm); cerr != nil {
-			return nil, cerr
-		} else {
-			_ = cm.Close(ctx)
-		}
 		return nil, err
 	}
 	return r.rt.CompileModule(ctx, patched)
