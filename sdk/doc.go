@@ -128,7 +128,8 @@
 //
 // # Helpers
 //
-// URLHost, HostIn and JSONStringField cover common checks without
-// allocating: a URL's host against an allow list with "*.domain" patterns,
-// and a top-level string argument of a tool call.
+// URLHost, HostIn, HostSet and JSONStringField cover common checks without
+// allocating: a URL's host against an allow list with "*.domain" patterns
+// (HostSet for a list used for every server, prepared once in a package
+// variable), and a top-level string argument of a tool call.
 package sdk
