@@ -14,6 +14,7 @@ import (
 	"github.com/warden-mcp/warden/abi"
 	"github.com/warden-mcp/warden/abi/abitest"
 	"github.com/warden-mcp/warden/host/internal/testbuild"
+	"github.com/warden-mcp/warden/host/internal/testmain"
 )
 
 // examplePolicy builds examples/plugins/<name> as a wasip1 reactor.
@@ -163,7 +164,7 @@ func eqDecision(a, b decision) bool {
 func TestGoGuestFailures(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	logs := &syncBuffer{}
+	logs := &testmain.SyncBuffer{}
 	rt := newRuntime(t, Config{Logger: hclog.New(&hclog.LoggerOptions{Name: "warden", Output: logs, Level: hclog.Trace})})
 	wasm := testbuild.GoGuest(t, filepath.Join("testdata", "goguests", "misbehave"))
 	m := mustLoad(t, rt, LoadOptions{ID: "go-misbehave", Wasm: wasm, MemoEntries: -1,

@@ -22,27 +22,10 @@ import (
 
 	"github.com/warden-mcp/warden/abi"
 	"github.com/warden-mcp/warden/host/internal/testbuild"
+	"github.com/warden-mcp/warden/host/internal/testmain"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-// syncBuffer is an io.Writer safe for the concurrent writes of a logger.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func newRuntime(t testing.TB, cfg Config) *Runtime {
 	t.Helper()
@@ -121,7 +104,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 }
 
 func TestWATGuestServers(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testmain.SyncBuffer{}
 	rt := newRuntime(t, Config{Logger: hclog.New(&hclog.LoggerOptions{Name: "warden", Output: logs, Level: hclog.Trace})})
 	m := mustLoad(t, rt, LoadOptions{ID: "good@1", Wasm: wat(t, "good")})
 
@@ -394,7 +377,7 @@ func TestAllocFailure(t *testing.T) {
 }
 
 func TestGuestLogging(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testmain.SyncBuffer{}
 	rt := newRuntime(t, Config{
 		Logger:                hclog.New(&hclog.LoggerOptions{Name: "warden", Output: logs, Level: hclog.Trace}),
 		MaxLogMessagesPerCall: 5,

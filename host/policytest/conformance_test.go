@@ -26,6 +26,7 @@ import (
 	"github.com/warden-mcp/warden/abi"
 	"github.com/warden-mcp/warden/abi/abitest"
 	"github.com/warden-mcp/warden/host/internal/testbuild"
+	"github.com/warden-mcp/warden/host/internal/testmain"
 	"github.com/warden-mcp/warden/host/policy"
 	"github.com/warden-mcp/warden/host/policytest"
 )
@@ -39,26 +40,15 @@ type guest struct {
 }
 
 // logSink collects the runtime's log output (JSON lines).
-type logSink struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *logSink) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
+type logSink struct{ testmain.SyncBuffer }
 
 // entries returns the logged messages of one plugin (by ID) that contain
 // substr.
 func (s *logSink) entries(plugin, substr string) []map[string]any {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	var out []map[string]any
-	for _, line := range bytes.Split(s.buf.Bytes(), []byte("\n")) {
+	for _, line := range strings.Split(s.String(), "\n") {
 		var e map[string]any
-		if json.Unmarshal(line, &e) != nil {
+		if json.Unmarshal([]byte(line), &e) != nil {
 			continue
 		}
 		if e["@module"] == "warden."+plugin && strings.Contains(fmt.Sprint(e["@message"]), substr) {
