@@ -6,7 +6,6 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/warden-mcp/warden/abi/abitest"
 	"github.com/warden-mcp/warden/host/internal/testbuild"
@@ -49,33 +48,9 @@ func BenchmarkGuestCall(b *testing.B) {
 		for _, variant := range []string{"original", "instrumented", "closeOnContextDone"} {
 			b.Run(g.name+"/"+variant, func(b *testing.B) {
 				ctx := context.Background()
-				wasm := g.wasm(b)
-				rt := newRuntime(b, api.CoreFeaturesV2)
-				switch variant {
-				case "instrumented":
-					wasm = mustInstrument(b, wasm)
-				case "closeOnContextDone":
-					rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(true))
-					b.Cleanup(func() { _ = rt.Close(ctx) })
-				}
-				wasi_snapshot_preview1.MustInstantiate(ctx, rt)
-				if _, err := rt.NewHostModuleBuilder("warden").
-					NewFunctionBuilder().WithFunc(func(context.Context, uint32, uint32, uint32) {}).Export("log").
-					Instantiate(ctx); err != nil {
-					b.Fatal(err)
-				}
-				cm, err := rt.CompileModule(ctx, wasm)
-				if err != nil {
-					b.Fatal(err)
-				}
-				cfg := wazero.NewModuleConfig().WithStartFunctions()
-				if _, ok := cm.ExportedFunctions()["_initialize"]; ok {
-					cfg = cfg.WithStartFunctions("_initialize")
-				}
-				mod, err := rt.InstantiateModule(ctx, cm, cfg)
-				if err != nil {
-					b.Fatal(err)
-				}
+				rt, wasm := variantRuntime(b, variant, g.wasm(b))
+				addPolicyImports(b, rt)
+				mod := instantiateGuest(b, rt, wasm, g.name)
 				alloc, hook := mod.ExportedFunction("warden_alloc"), mod.ExportedFunction("warden_servers")
 				for b.Loop() {
 					res, err := alloc.Call(ctx, uint64(len(in)))
@@ -100,15 +75,7 @@ func BenchmarkTightLoop(b *testing.B) {
 	for _, variant := range []string{"original", "instrumented", "closeOnContextDone"} {
 		b.Run(variant, func(b *testing.B) {
 			ctx := context.Background()
-			wasm := testbuild.WAT(b, "testdata/tight.wat")
-			rt := newRuntime(b, api.CoreFeaturesV2)
-			switch variant {
-			case "instrumented":
-				wasm = mustInstrument(b, wasm)
-			case "closeOnContextDone":
-				rt = wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(true))
-				b.Cleanup(func() { _ = rt.Close(ctx) })
-			}
+			rt, wasm := variantRuntime(b, variant, testbuild.WAT(b, "testdata/tight.wat"))
 			mod, err := rt.Instantiate(ctx, wasm)
 			if err != nil {
 				b.Fatal(err)
@@ -121,4 +88,22 @@ func BenchmarkTightLoop(b *testing.B) {
 			}
 		})
 	}
+}
+
+// variantRuntime returns the runtime and module bytes of a benchmark
+// variant: "original" (warden's runtime settings, the module as built),
+// "instrumented" (the same, the module instrumented) or
+// "closeOnContextDone" (the module as built, on a runtime with wazero's own
+// interrupt checks, what Instrument replaces).
+func variantRuntime(b *testing.B, variant string, wasm []byte) (wazero.Runtime, []byte) {
+	switch variant {
+	case "instrumented":
+		return newRuntime(b, api.CoreFeaturesV2), mustInstrument(b, wasm)
+	case "closeOnContextDone":
+		ctx := context.Background()
+		rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithCloseOnContextDone(true))
+		b.Cleanup(func() { _ = rt.Close(ctx) })
+		return rt, wasm
+	}
+	return newRuntime(b, api.CoreFeaturesV2), wasm
 }

@@ -38,9 +38,22 @@ func guests() []guest {
 	return gs
 }
 
-// instantiateGuest instantiates a policy module (compiled in rt) the way
-// warden does: WASI, a warden.log stub, _initialize when exported.
-func instantiateGuest(t *testing.T, rt wazero.Runtime, wasm []byte, name string) api.Module {
+// addPolicyImports instantiates in rt what policy modules import: WASI and
+// a warden.log stub.
+func addPolicyImports(t testing.TB, rt wazero.Runtime) {
+	t.Helper()
+	ctx := context.Background()
+	wasi_snapshot_preview1.MustInstantiate(ctx, rt)
+	if _, err := rt.NewHostModuleBuilder("warden").
+		NewFunctionBuilder().WithFunc(func(context.Context, uint32, uint32, uint32) {}).Export("log").
+		Instantiate(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// instantiateGuest instantiates a policy module in rt (which has
+// addPolicyImports) the way warden does: _initialize when exported.
+func instantiateGuest(t testing.TB, rt wazero.Runtime, wasm []byte, name string) api.Module {
 	t.Helper()
 	ctx := context.Background()
 	cm, err := rt.CompileModule(ctx, wasm)
@@ -105,12 +118,7 @@ func TestGuests(t *testing.T) {
 			ctx := context.Background()
 			wasm := g.wasm(t)
 			rt := newRuntime(t, api.CoreFeaturesV2)
-			wasi_snapshot_preview1.MustInstantiate(ctx, rt)
-			if _, err := rt.NewHostModuleBuilder("warden").
-				NewFunctionBuilder().WithFunc(func(context.Context, uint32, uint32, uint32) {}).Export("log").
-				Instantiate(ctx); err != nil {
-				t.Fatal(err)
-			}
+			addPolicyImports(t, rt)
 			orig := instantiateGuest(t, rt, wasm, "orig")
 			inst := instantiateGuest(t, rt, mustInstrument(t, wasm), "inst")
 			flag := flagOf(t, inst)
