@@ -49,9 +49,11 @@
 //
 // Deadlines do not use wazero's WithCloseOnContextDone, whose checks cost a
 // trip to Go at every loop header: Load rewrites each module (package
-// internal/interrupt) so that function entries and loop headers test a
-// private interrupt flag, and the guest regularly returns to Go so that it
-// can be preempted; a watchdog goroutine per Runtime sets the flag of a
+// internal/interrupt) so that function entries and loop headers count the
+// code run against a private budget; when it runs out (at least every 2^20
+// bytes of code) the guest tests a private interrupt flag and returns to
+// Go, where it can be preempted. A watchdog goroutine per Runtime sets the
+// flag of a
 // call that outlives its deadline or whose ctx ends (see watchdog.go). A
 // module the rewriter does not understand is rejected at Load.
 //

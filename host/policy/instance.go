@@ -233,8 +233,7 @@ func (in *instance) syncLogLevel(ctx context.Context, timeout time.Duration) *Er
 func hookIndex(h abi.Hook) int { return bits.TrailingZeros32(uint32(h)) }
 
 // growBuffer makes the input buffer at least n bytes, calling warden_alloc
-// with n rounded up to a power of two. ctx is the caller's context, cctx the
-// deadline-bound one derived from it.
+// with n rounded up to a power of two, within timeout.
 func (in *instance) growBuffer(ctx context.Context, n uint32, timeout time.Duration) *Error {
 	size := uint32(minInputBuffer)
 	for size < n {

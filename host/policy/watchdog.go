@@ -196,10 +196,7 @@ func (w *watchdog) scan(now time.Time) bool {
 				default:
 				}
 			}
-			if why != notInterrupted {
-				g.interrupted = why
-				g.flag.Set(1)
-			}
+			g.interrupt(why)
 		}
 		g.mu.Unlock()
 	}
@@ -212,10 +209,19 @@ func (w *watchdog) interruptAll() {
 	defer w.mu.Unlock()
 	for g := range w.guards {
 		g.mu.Lock()
-		if g.running && g.interrupted == notInterrupted {
-			g.interrupted = interruptedClosed
-			g.flag.Set(1)
+		if g.running {
+			g.interrupt(interruptedClosed)
 		}
 		g.mu.Unlock()
 	}
+}
+
+// interrupt sets g's flag for reason why, unless why is notInterrupted or
+// the call was interrupted already. g.mu is held.
+func (g *guard) interrupt(why int) {
+	if why == notInterrupted || g.interrupted != notInterrupted {
+		return
+	}
+	g.interrupted = why
+	g.flag.Set(1)
 }
