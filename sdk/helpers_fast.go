@@ -310,28 +310,15 @@ func hostInRest(host string, allowed []string, hi, lo, n, hit uint64, p0, p1, p2
 	return m != 0
 }
 
-// hostInMore is hostInFast's loop over the patterns past the fourth (each
-// iteration costs an interrupt check).
+// hostInMore is hostInFast's loop over the patterns past the fourth,
+// prepared one at a time (they are not cached).
 func hostInMore(hi, lo uint64, n int, allowed []string) (match, bad uint64) {
 	for _, p := range allowed {
-		if len(p) == 0 {
-			continue
-		}
-		l := len(p) - int(b2u(p[len(p)-1] == '.'))
-		w := int(b2u(p[0] == '*'))
-		ls := l - w
-		if uint(ls-8) > 8 {
+		l, ok := prepareLane(p)
+		if !ok {
 			return 0, 1
 		}
-		s := p[w:l]
-		phi, plo := tail16(s)
-		mlo := ^uint64(0) << uint(8*(16-ls))
-		same := (lower(phi) ^ hi) | (lower(plo)^lo)&mlo
-		if w == 1 {
-			match |= b2u(s[0] == '.') & b2u(n > ls) & b2u(same == 0)
-		} else {
-			match |= b2u(n == ls) & b2u(same == 0)
-		}
+		match |= l.match(uint64(n), hi, lo)
 	}
 	return match, 0
 }
