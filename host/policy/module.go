@@ -35,6 +35,13 @@ type Module struct {
 	// idle holds warm instances; its capacity is maxInstances, and sends
 	// happen under mu after checking closed, so they never block.
 	idle chan *instance
+	// hot is a one-instance cache in front of idle: a caller that finds
+	// an instance there takes it with one atomic swap, and release puts
+	// one back with one compare-and-swap, where a channel operation and a
+	// lock would cost ≈50 ns a call. closing (set by Close before it
+	// drains hot) tells release and acquire not to use it any more.
+	hot     atomic.Pointer[instance]
+	closing atomic.Bool
 	// ctx is canceled by Close; it bounds background instantiations.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -175,8 +182,12 @@ func (m *Module) Close(ctx context.Context) error {
 		return nil
 	}
 	m.closed = true
+	m.closing.Store(true)
 	close(m.done)
 	var idle []*instance
+	if in := m.hot.Swap(nil); in != nil {
+		idle = append(idle, in)
+	}
 	for {
 		select {
 		case in := <-m.idle:
@@ -208,6 +219,13 @@ func (m *Module) isClosed() bool {
 // acquire takes an idle instance, or waits (bounded by ctx) for one,
 // starting a background instantiation when the pool may still grow.
 func (m *Module) acquire(ctx context.Context) (*instance, error) {
+	if in := m.hot.Swap(nil); in != nil {
+		if !m.closing.Load() {
+			return in, nil
+		}
+		m.retire(in) // released while Close ran
+		return nil, ErrClosed
+	}
 	select {
 	case in := <-m.idle:
 		return in, nil
@@ -243,6 +261,18 @@ func (m *Module) acquire(ctx context.Context) (*instance, error) {
 
 // release returns a healthy instance to the pool.
 func (m *Module) release(in *instance) {
+	if m.hot.CompareAndSwap(nil, in) {
+		// Close stores closing before it drains hot, so either it finds
+		// in there or this load sees closing (and then one of the two
+		// swaps takes in; an instance another release put there after
+		// is handled by that release the same way).
+		if m.closing.Load() {
+			if in := m.hot.Swap(nil); in != nil {
+				m.retire(in)
+			}
+		}
+		return
+	}
 	m.mu.Lock()
 	if !m.closed {
 		select {
@@ -252,6 +282,15 @@ func (m *Module) release(in *instance) {
 		default: // cannot happen: cap(idle) == maxInstances >= live
 		}
 	}
+	m.live--
+	m.mu.Unlock()
+	in.close(context.Background())
+}
+
+// retire closes a healthy instance that can no longer be pooled (the
+// module is closed).
+func (m *Module) retire(in *instance) {
+	m.mu.Lock()
 	m.live--
 	m.mu.Unlock()
 	in.close(context.Background())

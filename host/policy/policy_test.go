@@ -768,6 +768,44 @@ func TestClose(t *testing.T) {
 		_, err := m.Servers(ctx, serversIn("x"))
 		asError(t, err, "good", CauseClosed)
 	})
+	t.Run("module with calls running", func(t *testing.T) {
+		// Calls take and return instances through the hot slot and the idle
+		// channel while Close runs, and the calls in flight return theirs
+		// after it: every instance must end up closed (live back to 0) and
+		// every call must succeed or report CauseClosed.
+		for round := range 50 {
+			rt := newRuntime(t, Config{PoolSize: 2, MaxInstances: 3})
+			m := mustLoad(t, rt, LoadOptions{ID: "good", Wasm: wat(t, "good"), MemoEntries: -1})
+			in := serversIn("x").AppendTo(nil)
+			var wg sync.WaitGroup
+			var stop atomic.Bool
+			for range 4 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for !stop.Load() {
+						_, err := m.Call(ctx, abi.HookServers, in)
+						if err != nil {
+							asError(t, err, "good", CauseClosed)
+							return
+						}
+					}
+				}()
+			}
+			time.Sleep(time.Duration(round%5) * time.Millisecond)
+			stop.Store(true)
+			if err := m.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			wg.Wait()
+			m.mu.Lock()
+			live := m.live
+			m.mu.Unlock()
+			if live != 0 || m.hot.Load() != nil || len(m.idle) != 0 {
+				t.Fatalf("round %d: after Close and the calls: live %d, hot %v, idle %d; want all instances closed", round, live, m.hot.Load() != nil, len(m.idle))
+			}
+		}
+	})
 	t.Run("module with a call in flight", func(t *testing.T) {
 		rt := newRuntime(t, Config{})
 		m := mustLoad(t, rt, LoadOptions{ID: "evil", Wasm: wat(t, "evil"), Limits: Limits{Timeout: 200 * time.Millisecond}})
