@@ -30,12 +30,17 @@ const maxGuestErrorText = 1 << 10
 // reports CauseGuestError or a decoding CauseMalformedOutput; the typed
 // wrappers do.
 func (m *Module) Call(ctx context.Context, hook abi.Hook, input []byte) ([]byte, error) {
-	out, err := m.call(ctx, hook, input, nil)
+	return m.AppendCall(ctx, hook, input, nil)
+}
+
+// AppendCall is Call appending the output to dst: it returns the extended
+// slice (dst itself for an empty output), so that a caller reusing its
+// buffer copies the output out without an allocation. On error it returns
+// nil.
+func (m *Module) AppendCall(ctx context.Context, hook abi.Hook, input, dst []byte) ([]byte, error) {
+	out, err := m.call(ctx, hook, input, dst, nil)
 	if err != nil {
 		return nil, err
-	}
-	if m.memo != nil && out != nil {
-		out = bytes.Clone(out) // the memo keeps the original
 	}
 	return out, nil
 }
@@ -46,7 +51,10 @@ func (m *Module) Call(ctx context.Context, hook abi.Hook, input []byte) ([]byte,
 // memoised.
 type check func(out []byte) *Error
 
-func (m *Module) call(ctx context.Context, hook abi.Hook, input []byte, chk check) ([]byte, error) {
+// call runs a call for Call (chk nil: the output is appended to dst, and
+// the caller owns it) or for a typed wrapper (chk non-nil, dst nil: the
+// output may be the memo's own bytes, which are immutable).
+func (m *Module) call(ctx context.Context, hook abi.Hook, input, dst []byte, chk check) ([]byte, error) {
 	if hook == 0 || hook&(hook-1) != 0 || !m.hooks.Has(hook) {
 		return nil, &Error{PluginID: m.id, Hook: hook, Cause: CauseMissingHook,
 			Err: detail(nil, "hook not implemented (the module implements %s)", m.hooks)}
@@ -59,10 +67,11 @@ func (m *Module) call(ctx context.Context, hook abi.Hook, input []byte, chk chec
 	if m.memo != nil {
 		key = memoKey(hook, input)
 		if out, ok := m.memo.get(&key); ok {
-			if chk != nil {
-				if err := chk(out); err != nil {
-					return nil, err
-				}
+			if chk == nil {
+				return append(dst, out...), nil
+			}
+			if err := chk(out); err != nil {
+				return nil, err
 			}
 			return out, nil
 		}
@@ -72,7 +81,7 @@ func (m *Module) call(ctx context.Context, hook abi.Hook, input []byte, chk chec
 	if err != nil {
 		return nil, m.acquireError(hook, err)
 	}
-	out, perr := in.invoke(ctx, hook, input)
+	out, perr := in.invoke(ctx, hook, input, dst)
 	if perr == nil && chk != nil {
 		perr = chk(out)
 	}
@@ -87,7 +96,11 @@ func (m *Module) call(ctx context.Context, hook abi.Hook, input []byte, chk chec
 	}
 	m.release(in)
 	if m.memo != nil {
-		m.memo.put(&key, out)
+		res := out[len(dst):]
+		if chk == nil && len(res) > 0 {
+			res = bytes.Clone(res) // the caller owns out
+		}
+		m.memo.put(&key, res)
 	}
 	return out, nil
 }
@@ -148,7 +161,7 @@ func (m *Module) Servers(ctx context.Context, input *abi.ServersInput) (*abi.Ser
 	bp := m.encode(input.AppendTo)
 	defer m.putBuf(bp)
 	out := new(abi.ServersOutput)
-	_, err := m.call(ctx, abi.HookServers, *bp, func(b []byte) *Error {
+	_, err := m.call(ctx, abi.HookServers, *bp, nil, func(b []byte) *Error {
 		if err := out.Unmarshal(b); err != nil {
 			return m.malformed(abi.HookServers, err)
 		}
@@ -171,7 +184,7 @@ func (m *Module) Credentials(ctx context.Context, input *abi.CredentialsInput) (
 	defer m.putBuf(bp)
 	n := len(input.Server.Credentials)
 	out := new(abi.CredentialsOutput)
-	_, err := m.call(ctx, abi.HookCredentials, *bp, func(b []byte) *Error {
+	_, err := m.call(ctx, abi.HookCredentials, *bp, nil, func(b []byte) *Error {
 		if err := out.Unmarshal(b); err != nil {
 			return m.malformed(abi.HookCredentials, err)
 		}
@@ -198,7 +211,7 @@ func (m *Module) ToolCall(ctx context.Context, input *abi.ToolCallInput) (*abi.T
 	bp := m.encode(input.AppendTo)
 	defer m.putBuf(bp)
 	out := new(abi.ToolCallOutput)
-	_, err := m.call(ctx, abi.HookToolCall, *bp, func(b []byte) *Error {
+	_, err := m.call(ctx, abi.HookToolCall, *bp, nil, func(b []byte) *Error {
 		if err := out.Unmarshal(b); err != nil {
 			return m.malformed(abi.HookToolCall, err)
 		}

@@ -262,10 +262,10 @@ func (in *instance) fail(c Cause, wrapped error, format string, args ...any) *Er
 	return &Error{PluginID: in.m.id, Hook: in.hook, Cause: c, Err: detail(wrapped, format, args...)}
 }
 
-// invoke runs one hook call. On success it returns a host-owned copy of the
-// output (nil for an empty output). A non-nil *Error means the instance must
+// invoke runs one hook call. On success it returns dst with a copy of the
+// output appended (dst itself for an empty output). A non-nil *Error means the instance must
 // be discarded unless its Cause is CauseGuestError.
-func (in *instance) invoke(ctx context.Context, hook abi.Hook, input []byte) ([]byte, *Error) {
+func (in *instance) invoke(ctx context.Context, hook abi.Hook, input, dst []byte) ([]byte, *Error) {
 	in.hook = hook
 	defer in.endCall()
 	if err := in.syncLogLevel(ctx, in.m.limits.Timeout); err != nil {
@@ -287,7 +287,7 @@ func (in *instance) invoke(ctx context.Context, hook abi.Hook, input []byte) ([]
 	ret := in.stack[0]
 	outPtr, outLen := uint32(ret>>32), uint32(ret)
 	if outLen == 0 {
-		return nil, nil
+		return dst, nil
 	}
 	if uint64(outLen) > uint64(in.m.limits.MaxOutputBytes) {
 		return nil, in.fail(CauseOutputTooLarge, nil, "output of %d bytes exceeds the %d-byte cap", outLen, in.m.limits.MaxOutputBytes)
@@ -296,9 +296,7 @@ func (in *instance) invoke(ctx context.Context, hook abi.Hook, input []byte) ([]
 	if !ok {
 		return nil, in.fail(CauseMalformedOutput, nil, "malformed output: [%#x, %#x) is outside the %d-byte guest memory", outPtr, uint64(outPtr)+uint64(outLen), in.mem.Size())
 	}
-	out := make([]byte, len(buf))
-	copy(out, buf)
-	return out, nil
+	return append(dst, buf...), nil
 }
 
 // classify turns the outcome of a guest call into a *Error: err is what

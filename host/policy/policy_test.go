@@ -137,6 +137,26 @@ func TestWATGuestServers(t *testing.T) {
 			t.Fatalf("second output = %x, %v; want %x", again, err, goodOutput)
 		}
 	})
+	t.Run("append", func(t *testing.T) {
+		// AppendCall appends to the caller's buffer, first computed and
+		// then from the memo; the memo keeps its own copy.
+		in := serversIn("t3").AppendTo(nil)
+		buf := []byte("prefix:")
+		for i := range 2 {
+			out, err := m.AppendCall(context.Background(), abi.HookServers, in, buf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := "prefix:" + goodOutput; string(out) != want {
+				t.Fatalf("call %d: output = %q, want %q", i, out, want)
+			}
+			clear(out) // the caller owns the bytes it got
+		}
+		out, err := m.AppendCall(context.Background(), abi.HookServers, in, nil)
+		if err != nil || string(out) != goodOutput {
+			t.Fatalf("AppendCall(nil) = %q, %v; want %q", out, err, goodOutput)
+		}
+	})
 	t.Run("missing hook", func(t *testing.T) {
 		_, err := m.ToolCall(context.Background(), &abi.ToolCallInput{Tool: "x"})
 		pe := asError(t, err, "good@1", CauseMissingHook)
