@@ -67,6 +67,7 @@ type HostSet struct {
 	first [4]lane
 	more  []lane
 	fast  bool
+	few   bool // at most three patterns: first[3] and more are not used
 }
 
 // NewHostSet returns the set of patterns (see HostIn for their syntax). It
@@ -77,16 +78,17 @@ func NewHostSet(patterns ...string) *HostSet {
 		s.patterns[i] = strings.Clone(p)
 	}
 	s.first, s.more, s.fast = prepareLanes(s.patterns)
+	s.few = len(patterns) <= 3
 	return s
 }
 
 // Match reports whether host matches one of the set's patterns, exactly as
 // HostIn(host, patterns...) does.
 func (s *HostSet) Match(host string) bool {
-	if fastHelpers {
-		return s.matchFast(host)
-	}
-	return hostInSlow(host, s.patterns)
+	// Unlike URLHost and HostIn, the word-at-a-time match is the faster
+	// one natively too (≈10 ns against ≈16 ns a host), so both builds
+	// use it.
+	return s.matchFast(host)
 }
 
 // hostInSlow is HostIn for any input: the reference implementation.

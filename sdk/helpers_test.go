@@ -162,7 +162,8 @@ func TestFastHelpersMatchPlain(t *testing.T) {
 			"localhost", "LocalHost", "127.0.0.1", "127.0.0.2", "::1", "", "mcp0.example.com", "browser.example.org", "x.localhost", "localhost."}
 		pats := [][]string{{"*.example.com", "127.0.0.1", "localhost", "::1"}, {"*.example.com", "127.0.0.1", "localhost"},
 			{"*", "*.", "", "*example.com"}, {"*.EXAMPLE.com.", "LOCALHOST"}, {".example.com"}, {"*.b.example.com"}, nil,
-			{"a", "b", "c", "d", "e", "localhost"}, {"x.example.com", "y.example.com", "z.example.com", "w.example.com", "*.example.com"}}
+			{"a", "b", "c", "d", "e", "localhost"}, {"x.example.com", "y.example.com", "z.example.com", "w.example.com", "*.example.com"},
+			{"x.example.org", "y.example.org", "z.example.org", "mcp0.example.com"}, {"x.example.org", "y.example.org", "browser.example.org"}}
 		for _, h := range hosts {
 			for _, p := range pats {
 				if got, want := hostInFast(h, p), hostInSlow(h, p); got != want {
