@@ -26,3 +26,16 @@ func TestLog(t *testing.T) {
 		t.Fatalf("log %q, want %q", got, want)
 	}
 }
+
+// TestSetLogLevel checks that native Log drops messages below the level.
+func TestSetLogLevel(t *testing.T) {
+	var b strings.Builder
+	defer swapLog(&b)()
+	defer SetLogLevel(0)
+	SetLogLevel(LogInfo)
+	Log(LogDebug, "dropped")
+	Log(LogInfo, "kept")
+	if got, want := b.String(), "warden policy info: kept\n"; got != want {
+		t.Fatalf("log %q, want %q", got, want)
+	}
+}
