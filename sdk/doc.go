@@ -96,7 +96,9 @@
 //
 // A Policy is a set of handlers with its own state, for tests and
 // benchmarks that need several policies in one process (the module's
-// handlers are one Policy); SetLogOutput redirects Log in native builds.
+// handlers are one Policy); SetLogOutput redirects Log in native builds and
+// SetLogLevel drops messages below a level there, as the host does for a
+// guest.
 //
 // # Performance
 //
