@@ -63,10 +63,10 @@ func (m *Module) call(ctx context.Context, hook abi.Hook, input, dst []byte, chk
 		return nil, &Error{PluginID: m.id, Hook: hook, Cause: CauseInputTooLarge,
 			Err: detail(nil, "input of %d bytes exceeds the %d-byte cap", len(input), m.limits.MaxInputBytes)}
 	}
-	var key [32]byte
+	var key uint64
 	if m.memo != nil {
-		key = memoKey(hook, input)
-		if out, ok := m.memo.get(&key); ok {
+		key = m.memo.key(hook, input)
+		if out, ok := m.memo.get(key, hook, input); ok {
 			if chk == nil {
 				return append(dst, out...), nil
 			}
@@ -100,7 +100,7 @@ func (m *Module) call(ctx context.Context, hook abi.Hook, input, dst []byte, chk
 		if chk == nil && len(res) > 0 {
 			res = bytes.Clone(res) // the caller owns out
 		}
-		m.memo.put(&key, res)
+		m.memo.put(key, hook, input, res)
 	}
 	return out, nil
 }

@@ -78,7 +78,7 @@
 // same bytes; with CompilationCacheDir also across restarts) and
 // instantiates Config.PoolSize warm instances, so the request path never
 // compiles or instantiates. Guests are deterministic, so outputs are
-// memoised per Module by sha256(hook, input) (Config.MemoEntries); errors
+// memoised per Module by (hook, input) (Config.MemoEntries); errors
 // are never memoised. A call costs ≈0.25 µs of host overhead plus the
 // guest's own time (BenchmarkServersHook).
 //

@@ -124,11 +124,11 @@ type Config struct {
 	// 0: 8 (raised to PoolSize if smaller).
 	MaxInstances int
 
-	// MemoEntries bounds the per-module memo of outputs keyed by the sha256
-	// of (hook, input). Default 0: 1024 entries; negative: memoisation off.
+	// MemoEntries bounds the per-module memo of outputs keyed by (hook,
+	// input). Default 0: 1024 entries; negative: memoisation off.
 	MemoEntries int
-	// MemoMaxBytes bounds the total output bytes held by one module's memo.
-	// Default 0: 32 MiB.
+	// MemoMaxBytes bounds the bytes held by one module's memo: outputs and
+	// the copies of their inputs it compares on a hit. Default 0: 32 MiB.
 	MemoMaxBytes int
 
 	// Logger receives runtime events and, through logger.Named(pluginID),
