@@ -66,9 +66,6 @@ FORCE:
 ## test: every test, with the race detector.
 test: tools
 	$(GO) test -race -count=1 ./...
-	@# The stack-overflow guest is too slow under the race detector (wazero copies tens of
-	@# MB of stack); run the adversarial guests once more without it so it is exercised too.
-	$(GO) test -count=1 -run '^TestAdversarialGuests$$' ./host/policy
 
 ## check: formatting, vet, staticcheck, tidy go.mod, and the wasip1 build of abi/ and sdk/.
 check: $(TOOLBIN)/staticcheck

@@ -17,6 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/warden-mcp/warden/abi"
+	"github.com/warden-mcp/warden/host/policy/internal/interrupt"
 )
 
 // instance is one instantiated guest. It is not safe for concurrent use: the
@@ -34,7 +35,8 @@ type instance struct {
 	sentLevel  int32
 	hookFn     [3]api.Function // by bit index of abi.Hook
 	stack      [2]uint64
-	guard      guard // the interrupt flag and the watchdog's view of the current call
+	guard      guard      // the interrupt flag and the watchdog's view of the current call
+	depth      api.Global // the estimated call stack (interrupt.MaxStack)
 
 	bufPtr, bufCap uint32 // the current warden_alloc buffer
 
@@ -98,12 +100,14 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 		return nil, fmt.Errorf("instantiate: %w", err)
 	}
 	flag, _ := mod.ExportedGlobal(interruptExport).(api.MutableGlobal)
-	if flag == nil {
+	depth := mod.ExportedGlobal(interruptExport + interrupt.DepthSuffix)
+	if flag == nil || depth == nil {
 		_ = mod.Close(context.Background())
-		return nil, errors.New("instantiate: the interrupt flag is missing") // added at load; defensive
+		return nil, errors.New("instantiate: the interrupt flag or depth is missing") // added at load; defensive
 	}
 	in.mod = mod
 	in.guard.flag = flag
+	in.depth = depth
 	m.rt.instances.Store(mod, in)
 	m.rt.watchdog.add(&in.guard)
 	ok := false
@@ -326,6 +330,11 @@ func (in *instance) classify(ctx context.Context, err error, why int, hook abi.H
 		} else {
 			e.Cause, e.Err = CauseExit, detail(err, "guest exited with code %d", exit.ExitCode())
 		}
+		return e
+	}
+	if in.depth.Get() > interrupt.MaxStack {
+		in.m.logger.Debug("guest trapped", "hook", hook.String(), "error", err.Error())
+		e.Cause, e.Err = CauseTrap, detail(err, "trapped: call stack too deep (over the %d MiB the host allows)", interrupt.MaxStack>>20)
 		return e
 	}
 	msg := firstLine(err.Error())

@@ -84,11 +84,34 @@ func check(cost int32) []byte {
 	})
 }
 
+// enter is the depth bound's entry code for a function without try_table
+// returning an i32, of frame weight w, for a module whose $depth is global
+// 2 (TestInsertedCode).
+func enter(w int32) []byte {
+	return cat([]byte{
+		0x23, 0x02, // global.get $depth
+		0x41}, appendS32(nil, w), []byte{ // i32.const w
+		0x6a,       // i32.add
+		0x24, 0x02, // global.set $depth
+		0x23, 0x02, // global.get $depth
+		0x41}, appendS32(nil, MaxStack), []byte{ // i32.const MaxStack
+		0x4b,                   // i32.gt_u
+		0x04, 0x40, 0x00, 0x0b, // if; unreachable; end
+		0x02, 0x7f, // block (result i32): the wrapper
+	})
+}
+
+// leave ends the wrapper and takes the weight w off $depth, before the
+// final end.
+func leave(w int32) []byte {
+	return cat([]byte{0x0b, 0x23, 0x02, 0x41}, appendS32(nil, w), []byte{0x6b, 0x24, 0x02})
+}
+
 // TestInsertedCode compares a whole instrumented module with the bytes the
 // package documentation describes: the new sections and entries, the
 // costs (body size at entry, loop length, the body size on the first loop
-// of an elided entry), `call $charge`, and $slow's and $charge's bodies.
-// Then it runs it.
+// of an elided entry), `call $charge`, the depth bound's code, and $slow's
+// and $charge's bodies. Then it runs it.
 func TestInsertedCode(t *testing.T) {
 	f0 := []byte{0x41, 0x2a, 0x0b}                                     // i32.const 42
 	f1 := []byte{0x02, 0x7f, 0x03, 0x7f, 0x41, 0x07, 0x0b, 0x0b, 0x0b} // block; loop: the entry check is elided
@@ -101,10 +124,11 @@ func TestInsertedCode(t *testing.T) {
 	in := simpleModule([][]byte{fn(f0...), fn(f1...), fn(f2...)})
 	out := mustInstrument(t, in)
 
-	body := func(code ...[]byte) []byte {
+	body := func(code ...[]byte) []byte { // no locals
 		b := cat(append([][]byte{{0x00}}, code...)...)
 		return cat(leb(uint32(len(b))), b)
 	}
+	weight := func(f []byte) int32 { return int32(32 + 8 + (len(f)+1)/8) } // no parameters or locals
 	slow := body([]byte{
 		0x23, 0x00, 0x04, 0x40, 0x00, 0x0b, // global.get $flag; if; unreachable; end
 		0x41, 0x80, 0x80, 0xc0, 0x00, 0x24, 0x01, // i32.const 1<<20; global.set $budget
@@ -116,19 +140,20 @@ func TestInsertedCode(t *testing.T) {
 		0x23, 0x01, 0x41, 0x00, 0x48, 0x04, 0x40, 0x10, 0x03, 0x0b, // if $budget < 0: call $slow
 		0x20, 0x00, 0x0b, // n
 	})
+
 	want := cat(header,
 		sec(1, vec(funcType(nil, []byte{0x7f}), funcType(nil, nil), funcType([]byte{0x7f}, []byte{0x7f}))),
 		sec(3, vec(leb(0), leb(0), leb(0), leb(1), leb(2))),
 		sec(4, vec([]byte{0x70, 0x00, 0x00})),
 		sec(5, vec([]byte{0x00, 0x01})),
-		sec(6, vec([]byte{0x7f, 0x01, 0x41, 0x00, 0x0b}, []byte{0x7f, 0x01, 0x41, 0x80, 0x80, 0xc0, 0x00, 0x0b})),
+		sec(6, vec([]byte{0x7f, 0x01, 0x41, 0x00, 0x0b}, []byte{0x7f, 0x01, 0x41, 0x80, 0x80, 0xc0, 0x00, 0x0b}, []byte{0x7f, 0x01, 0x41, 0x00, 0x0b})),
 		sec(7, vec(
 			cat(str("f0"), []byte{0x00}, leb(0)), cat(str("f1"), []byte{0x00}, leb(1)), cat(str("f2"), []byte{0x00}, leb(2)),
-			cat(str(testExport), []byte{0x03}, leb(0)))),
+			cat(str(testExport), []byte{0x03}, leb(0)), cat(str(testExport+DepthSuffix), []byte{0x03}, leb(2)))),
 		sec(10, vec(
-			body(check(int32(len(f0)+1)), f0),
-			body(f1[:4], check(int32(len(f1)+1)), f1[4:]),
-			body(check(int32(len(f2)+1)), f2[:5], check(3), f2[5:12], []byte{0x10, 0x04}, f2[12:]),
+			body(enter(weight(f0)), check(int32(len(f0)+1)), f0[:len(f0)-1], leave(weight(f0)), []byte{0x0b}),
+			body(enter(weight(f1)), f1[:4], check(int32(len(f1)+1)), f1[4:len(f1)-1], leave(weight(f1)), []byte{0x0b}),
+			body(enter(weight(f2)), check(int32(len(f2)+1)), f2[:5], check(3), f2[5:12], []byte{0x10, 0x04}, f2[12:len(f2)-1], leave(weight(f2)), []byte{0x0b}),
 			slow, charge)),
 	)
 	if !bytes.Equal(out, want) {

@@ -28,6 +28,8 @@ const (
 	kPrefixFC // misc (saturating truncation, bulk memory, tables): u32 sub-opcode
 	kPrefixFD // SIMD: sub-opcode (see walker.simdOp)
 	kPrefixFE // threads (atomics): one-byte sub-opcode
+	kReturn   // return: leaves the function
+	kRetRef   // return_call_ref: a u32 (a type index); leaves the function
 )
 
 // Immediate kinds of the SIMD (0xfd) sub-opcodes (the index of the simd table).
@@ -67,13 +69,14 @@ func (t *opTables) init() {
 	set(o, kEnd, 0x0b, 0x0b)
 	set(o, kU32, 0x0c, 0x0d) // br, br_if
 	set(o, kBrTable, 0x0e, 0x0e)
-	set(o, kNone, 0x0f, 0x0f)  // return
-	set(o, kFunc, 0x10, 0x10)  // call
-	set(o, kU32x2, 0x11, 0x11) // call_indirect type table
-	set(o, kFunc, 0x12, 0x12)  // return_call
-	set(o, kU32x2, 0x13, 0x13) // return_call_indirect type table
-	set(o, kU32, 0x14, 0x15)   // call_ref, return_call_ref (typed function references)
-	set(o, kNone, 0x1a, 0x1b)  // drop, select
+	set(o, kReturn, 0x0f, 0x0f) // return
+	set(o, kFunc, 0x10, 0x10)   // call
+	set(o, kU32x2, 0x11, 0x11)  // call_indirect type table
+	set(o, kFunc, 0x12, 0x12)   // return_call
+	set(o, kU32x2, 0x13, 0x13)  // return_call_indirect type table
+	set(o, kU32, 0x14, 0x14)    // call_ref (typed function references)
+	set(o, kRetRef, 0x15, 0x15) // return_call_ref
+	set(o, kNone, 0x1a, 0x1b)   // drop, select
 	set(o, kSelectT, 0x1c, 0x1c)
 	set(o, kTryTable, 0x1f, 0x1f)
 	set(o, kU32, 0x20, 0x22) // local.get, local.set, local.tee
@@ -126,20 +129,64 @@ type walker struct {
 	funcs   uint32 // its function count (imported and defined)
 	sites   []site // where code is inserted, by ascending offset
 	frames  []frame
+
+	// Of the body last parsed: its local declaration count, the module
+	// offset right after that count (body rewrites the count), and whether
+	// it gets the $saved local (a function with try_table).
+	decls    uint32
+	declsEnd int
+	saved    bool
 }
 
+// noLocal in site.local: the function has no $saved local.
+const noLocal = 1<<32 - 1
+
+// siteKind is what is inserted at a site.
+type siteKind uint8
+
+const (
+	siteCheck   siteKind = iota // the budget check, charging cost bytes
+	siteCharge                  // call $charge
+	siteEnter                   // the $saved local, the depth increment and its check, the wrapper block
+	siteReturn                  // $depth = $saved, before return and the tail calls
+	siteRestore                 // $depth = $saved + weight, where a caught exception may land
+	siteLeave                   // the wrapper block's end, then $depth = $saved
+)
+
 // site is one place where code is inserted: before the instruction at
-// module offset pos, either the budget check, charging cost bytes (cost ≥
-// 0), or `call $charge` (cost < 0).
+// module offset pos.
 type site struct {
-	pos  int
-	cost int32
+	pos   int
+	kind  siteKind
+	cost  int32  // siteCheck: the bytes charged; the depth sites: the function's frame weight
+	local uint32 // the depth sites: the index of $saved, or noLocal
+	bt    []byte // siteEnter: the wrapper block's type
+}
+
+// fnInfo is what body needs of a function's type: its parameter count
+// and the block type of the wrapper around its body (its results).
+type fnInfo struct {
+	params uint32
+	bt     []byte
 }
 
 // frame is an open block, loop, if or try_table: for a loop whose check
 // charges its own length, the index of its site in walker.sites and the
-// offset of its loop opcode in the body; otherwise site is -1.
-type frame struct{ site, start int }
+// offset of its loop opcode in the body; otherwise site is -1. loop tells
+// loops from the other frames.
+type frame struct {
+	site, start int
+	loop        bool
+}
+
+// frameWeight is the weight a call of a function with the given number of
+// parameters and locals and body size adds to $depth: an estimate of its
+// frame on wazero's native stack (a header, a slot per parameter and local,
+// and spill slots in proportion to its code), capped at maxWeight.
+func frameWeight(params uint32, locals uint64, bodySize int) int32 {
+	w := 32 + 8*(uint64(params)+locals+1) + uint64(bodySize)/8
+	return int32(min(w, maxWeight))
+}
 
 // capCost is the cost charged for n bytes of code: n, capped at
 // budgetRefill (a site that costs the whole budget makes a trip to Go
@@ -209,11 +256,12 @@ func prologue(b []byte, pc int) (bool, int) {
 // end; and `call $charge` before every bulk operation. On failure it
 // returns the offset in b of the instruction at fault and a description;
 // on success it returns -1 and "".
-func (w *walker) body(b []byte, base int) (int, string) {
+func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 	nDecls, pc, st := readU32(b, 0)
 	if st != lebOK {
 		return 0, lebMessage(st, "local declaration count")
 	}
+	w.decls, w.declsEnd = nDecls, base+pc
 	var locals uint64
 	for i := uint32(0); i < nDecls; i++ {
 		at := pc
@@ -229,6 +277,17 @@ func (w *walker) body(b []byte, base int) (int, string) {
 			return at, "local type: " + msg
 		}
 	}
+	// The depth bound (see Instrument): $saved is a new local after the
+	// others.
+	saved := uint64(fn.params) + locals
+	if saved >= 1<<32-1 {
+		return 0, "too many parameters and locals"
+	}
+	local := uint32(saved)
+	weight := frameWeight(fn.params, locals, len(b))
+	first, hasTry := len(w.sites), false
+	w.sites = append(w.sites, site{pos: base + pc, kind: siteEnter, cost: weight, local: local, bt: fn.bt})
+
 	bodyCost := capCost(len(b))
 	elide, firstLoop := prologue(b, pc)
 	if !elide {
@@ -302,6 +361,16 @@ func (w *walker) body(b []byte, base int) (int, string) {
 				name := map[byte]string{0x10: "call", 0x12: "return_call", 0xd2: "ref.func"}[op]
 				return at, fmt.Sprintf("%s %d: the module has only %d functions", name, idx, w.funcs)
 			}
+			if op == 0x12 { // return_call leaves this function
+				w.sites = append(w.sites, site{pos: base + at, kind: siteReturn, cost: weight, local: local})
+			}
+		case kReturn:
+			w.sites = append(w.sites, site{pos: base + at, kind: siteReturn, cost: weight, local: local})
+		case kRetRef:
+			if pc, st = skipLEB(b, pc, 5, maskU32, false); st != lebOK {
+				return at, immMessage(st, op)
+			}
+			w.sites = append(w.sites, site{pos: base + at, kind: siteReturn, cost: weight, local: local})
 		case kTable:
 			var idx uint32
 			if idx, pc, st = readU32(b, pc); st != lebOK {
@@ -330,11 +399,13 @@ func (w *walker) body(b []byte, base int) (int, string) {
 				// charges the whole body (the code after the loop runs
 				// once per call, and no other check charges it).
 				w.sites = append(w.sites, site{pos: base + pc, cost: bodyCost})
-				w.frames = append(w.frames, frame{site: -1})
+				w.frames = append(w.frames, frame{site: -1, loop: true})
 			} else {
-				w.frames = append(w.frames, frame{site: len(w.sites), start: at})
+				w.frames = append(w.frames, frame{site: len(w.sites), start: at, loop: true})
 				w.sites = append(w.sites, site{pos: base + pc}) // cost: at its end
 			}
+			// A branch to the loop's label lands here.
+			w.sites = append(w.sites, site{pos: base + pc, kind: siteRestore, cost: weight, local: local})
 		case kEnd:
 			f := w.frames[len(w.frames)-1]
 			w.frames = w.frames[:len(w.frames)-1]
@@ -345,7 +416,27 @@ func (w *walker) body(b []byte, base int) (int, string) {
 				if pc != len(b) {
 					return pc, fmt.Sprintf("%d bytes after the function's final end", len(b)-pc)
 				}
+				w.sites = append(w.sites, site{pos: base + at, kind: siteLeave, cost: weight, local: local})
+				w.saved = hasTry
+				if !hasTry {
+					// Without try_table no exception lands in this
+					// function: the restores are not needed, and leaving
+					// subtracts the weight instead of reading a saved
+					// depth (no new local, one value less to keep live).
+					k := first
+					for _, st := range w.sites[first:] {
+						if st.kind != siteRestore {
+							st.local = noLocal
+							w.sites[k] = st
+							k++
+						}
+					}
+					w.sites = w.sites[:k]
+				}
 				return -1, ""
+			}
+			if !f.loop { // a branch to this block's label lands after its end
+				w.sites = append(w.sites, site{pos: base + pc, kind: siteRestore, cost: weight, local: local})
 			}
 		case kU32x2:
 			if pc, st = skipLEB(b, pc, 5, maskU32, false); st != lebOK {
@@ -361,6 +452,9 @@ func (w *walker) body(b []byte, base int) (int, string) {
 					name = "return_call_indirect"
 				}
 				return at, w.tableMessage(name+" table", idx)
+			}
+			if op == 0x13 { // return_call_indirect leaves this function
+				w.sites = append(w.sites, site{pos: base + at, kind: siteReturn, cost: weight, local: local})
 			}
 		case kBrTable:
 			var n uint32
@@ -444,6 +538,7 @@ func (w *walker) body(b []byte, base int) (int, string) {
 					}
 				}
 			}
+			hasTry = true
 			w.frames = append(w.frames, frame{site: -1})
 		case kPrefixFC:
 			var (
@@ -454,7 +549,7 @@ func (w *walker) body(b []byte, base int) (int, string) {
 				return at, msg
 			}
 			if isBulk(sub) {
-				w.sites = append(w.sites, site{pos: base + at, cost: -1})
+				w.sites = append(w.sites, site{pos: base + at, kind: siteCharge})
 			}
 		case kPrefixFD:
 			var msg string

@@ -18,14 +18,16 @@
 //
 // # What Instrument adds
 //
-// Two globals, appended after the module's own globals (imported and
+// Three globals, appended after the module's own globals (imported and
 // defined), one table, appended after the module's own tables, and two
 // functions, appended after the module's own functions (their types, ()
 // -> () and (i32) -> (i32), are appended to the type section unless it
-// has them already), so that no existing index changes:
+// has them already, as is a type () -> (results) for the wrapper block of
+// a function with several results), so that no existing index changes:
 //
 //	(global $flag (export "<name>") (mut i32) (i32.const 0))
 //	(global $budget (mut i32) (i32.const 1048576))  ;; budgetRefill = 2^20
+//	(global $depth (export "<name>.depth") (mut i32) (i32.const 0))
 //	(table $yield 0 funcref)
 //	(func $slow
 //	  global.get $flag      ;; the interrupt check
@@ -88,6 +90,56 @@
 //	call $charge
 //
 // which charges an eighth of that length and leaves it in place.
+//
+// # The depth bound
+//
+// wazero keeps the guest's call stack outside its linear memory and grows
+// it with Go allocations (doubling and copying) up to a ceiling of tens of
+// megabytes: a recursing guest made the host allocate ≈160 MB per call,
+// whatever the module's memory limit. So every function also adds its
+// frame weight W — an estimate of its frame on wazero's stack: 32 bytes,
+// 8 per parameter and local, and an eighth of its body size, capped at
+// 2^20 — to $depth for the duration of the call, and traps when $depth
+// exceeds MaxStack (8 MiB). At the start of its body, before the budget
+// check:
+//
+//	global.get $depth
+//	i32.const W
+//	i32.add
+//	global.set $depth
+//	global.get $depth
+//	i32.const 8388608       ;; MaxStack
+//	i32.gt_u
+//	if
+//	  unreachable
+//	end
+//	block (result …)        ;; the function's results
+//
+// The block wraps the whole body, so that a branch to the function's label
+// (br, br_if, br_table, br_on_null, br_on_non_null, a catch clause) ends
+// it, and before the final end comes
+//
+//	end
+//	global.get $depth
+//	i32.const W
+//	i32.sub
+//	global.set $depth
+//
+// The same four instructions precede every return, return_call,
+// return_call_indirect and return_call_ref (a tail call's callee adds its
+// own weight). An exception leaves functions without either, so a function
+// with a try_table keeps its entry depth in a new i32 local $saved
+// (`local.tee $saved` after the first global.get; declared after its other
+// locals) and leaves with `local.get $saved; global.set $depth`; and where
+// a caught exception may land — after the end of every block, if and
+// try_table, and at the start of every loop — `local.get $saved; i32.const
+// W; i32.add; global.set $depth` sets the depth back to this function's
+// (it already is that value when no exception was caught). The host reads
+// $depth after a trap to tell this one from others. The bound is an
+// estimate, not a byte count of wazero's stack: measured, a recursing
+// guest now makes the host allocate ≈20 MB in all before it traps. (A
+// call of a function in the if above, instead of unreachable, made wazero
+// compile the function's loops slower.)
 //
 // All of it is stack-neutral and valid anywhere an instruction is,
 // including in unreachable code and in loops that take parameters. To
@@ -216,10 +268,11 @@
 //     the memory or table size.
 //   - A host function call (WASI, warden.log) is not interrupted; the check
 //     comes when it returns to the guest.
-//   - Unbounded recursion is stopped first by wazero's call-stack limit,
-//     which traps with a stack-overflow error; the entry check still runs
-//     at each call and stops deep but finite recursion (such as an
-//     exponential one) promptly.
+//   - Unbounded recursion is stopped by the depth bound (see above); the
+//     entry check still runs at each call and stops deep but finite
+//     recursion (such as an exponential one) promptly. A legitimate call
+//     chain deeper than MaxStack of estimated frames (≈10,000 Go calls)
+//     traps too.
 //   - Code offsets change, so DWARF custom sections (.debug_*) describe the
 //     original code: wazero's stack traces, when debug info is enabled, may
 //     show wrong source lines for an instrumented module. Function indexes,

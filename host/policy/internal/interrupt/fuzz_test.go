@@ -29,6 +29,7 @@ func FuzzInstrument(f *testing.F) {
 	f.Add(ehModule())
 	f.Add(typedRefsModule())
 	f.Add(paddedModule())
+	f.Add(depthModule())
 
 	ctx := context.Background()
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().

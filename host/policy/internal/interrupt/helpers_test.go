@@ -302,16 +302,19 @@ type structure struct {
 func checkStructure(t testing.TB, in, out []byte) structure {
 	t.Helper()
 	din, dout := objdump(t, in), objdump(t, out)
-	if dout.globals != din.globals+2 || dout.tables != din.tables+1 || dout.funcImports != din.funcImports {
+	if dout.globals != din.globals+3 || dout.tables != din.tables+1 || dout.funcImports != din.funcImports {
 		t.Fatalf("objdump: %d globals, %d tables, %d imported functions in the output, want %d, %d, %d",
-			dout.globals, dout.tables, dout.funcImports, din.globals+2, din.tables+1, din.funcImports)
+			dout.globals, dout.tables, dout.funcImports, din.globals+3, din.tables+1, din.funcImports)
 	}
 	flag := fmt.Sprintf("global[%d]", din.globals)
 	if got := dout.exports[testExport]; got != flag {
 		t.Fatalf("objdump: export %q is %q, want %q", testExport, got, flag)
 	}
-	if len(dout.exports) != len(din.exports)+1 {
-		t.Fatalf("objdump: %d exports in the output, want %d", len(dout.exports), len(din.exports)+1)
+	if got, want := dout.exports[testExport+DepthSuffix], fmt.Sprintf("global[%d]", din.globals+2); got != want {
+		t.Fatalf("objdump: export %q is %q, want %q", testExport+DepthSuffix, got, want)
+	}
+	if len(dout.exports) != len(din.exports)+2 {
+		t.Fatalf("objdump: %d exports in the output, want %d", len(dout.exports), len(din.exports)+2)
 	}
 	var s structure
 	if len(din.funcs) == 0 {
@@ -323,7 +326,7 @@ func checkStructure(t testing.TB, in, out []byte) structure {
 	if len(dout.funcs) != len(din.funcs)+2 {
 		t.Fatalf("objdump: %d functions in the input, %d in the output (want 2 more)", len(din.funcs), len(dout.funcs))
 	}
-	f, b := din.globals, din.globals+1
+	f, b, d := din.globals, din.globals+1, din.globals+2
 	slow, charge := din.funcImports+len(din.funcs), din.funcImports+len(din.funcs)+1
 	texts := func(insts []inst) []string {
 		var ts []string
@@ -347,6 +350,37 @@ func checkStructure(t testing.TB, in, out []byte) structure {
 	}
 	if got := texts(dout.funcs[len(din.funcs)+1]); !slices.Equal(got, wantCharge) {
 		t.Fatalf("$charge:\n got %q\nwant %q", got, wantCharge)
+	}
+	// The depth bound's code, in a function without try_table (the only
+	// kind here: wasm-objdump does not decode try_table): enter at the
+	// first instruction (WEIGHT: positive), then the wrapper block; the
+	// weight taken off before return and the tail calls and before the
+	// final end (after the wrapper's end).
+	enter := []string{
+		fmt.Sprintf("global.get %d", d), "i32.const WEIGHT", "i32.add", fmt.Sprintf("global.set %d", d),
+		fmt.Sprintf("global.get %d", d), fmt.Sprintf("i32.const %d", MaxStack), "i32.gt_u", "if", "unreachable", "end",
+	}
+	setDepth := fmt.Sprintf("global.set %d", d)
+	// enterAt returns the weight in the enter code at insts[0], or -1.
+	enterAt := func(insts []inst) int {
+		if len(insts) < len(enter)+1 || !strings.HasPrefix(insts[len(enter)].text, "block") {
+			return -1
+		}
+		weight := -1
+		for k, c := range enter {
+			text := insts[k].text
+			if c == "i32.const WEIGHT" {
+				v, ok := strings.CutPrefix(text, "i32.const ")
+				n, err := strconv.Atoi(v)
+				if !ok || err != nil || n <= 0 {
+					return -1
+				}
+				weight = n
+			} else if text != c {
+				return -1
+			}
+		}
+		return weight
 	}
 	check := []string{
 		fmt.Sprintf("global.get %d", b), "i32.const COST", "i32.sub", fmt.Sprintf("global.set %d", b),
@@ -398,6 +432,28 @@ func checkStructure(t testing.TB, in, out []byte) structure {
 	}
 	for fi, insts := range din.funcs {
 		got := dout.funcs[fi]
+		weight := enterAt(got)
+		if weight < 0 {
+			t.Fatalf("function %d (defined): does not begin with the depth bound's entry code: %q", fi, texts(got[:min(len(got), len(enter)+1)]))
+		}
+		leave := []string{fmt.Sprintf("global.get %d", d), fmt.Sprintf("i32.const %d", weight), "i32.sub", setDepth}
+		// leaveAt reports whether insts[i:] begins with leave.
+		leaveAt := func(insts []inst, i int) bool {
+			if i < 0 || i+len(leave) > len(insts) {
+				return false
+			}
+			for k, c := range leave {
+				if insts[i+k].text != c {
+					return false
+				}
+			}
+			return true
+		}
+		n := len(got)
+		if n < len(enter)+7 || got[n-6].text != "end" || !leaveAt(got, n-5) || got[n-1].text != "end" {
+			t.Fatalf("function %d (defined): does not end with the wrapper's end and the depth restore: %q", fi, texts(got[max(0, n-6):]))
+		}
+		got = slices.Concat(got[len(enter)+1:n-6], got[n-1:])
 		bodyCost := min(din.sizes[fi], budgetRefill)
 		elided := elidable(insts)
 		i := 0
@@ -414,12 +470,17 @@ func checkStructure(t testing.TB, in, out []byte) structure {
 			i = len(check)
 		}
 		costs := loopCosts(insts, din.sizes[fi], elided)
-		loop := 0
+		loop, restores := 0, 0
 		var stripped []string
 		for ; i < len(got); i++ {
 			text := got[i].text
 			if text == callCharge && i+1 < len(got) && isBulkText(got[i+1].text) {
 				s.charges++
+				continue
+			}
+			if leaveAt(got, i) && i+len(leave) < len(got) && leaves(got[i+len(leave)].text) {
+				i += len(leave) - 1 // the depth restore before a return or tail call
+				restores++
 				continue
 			}
 			stripped = append(stripped, text)
@@ -434,6 +495,15 @@ func checkStructure(t testing.TB, in, out []byte) structure {
 		}
 		if !slices.Equal(stripped, texts(insts)) {
 			t.Fatalf("function %d (defined): the output without the inserted code differs from the input", fi)
+		}
+		exits := 0
+		for _, in := range insts {
+			if leaves(in.text) {
+				exits++
+			}
+		}
+		if restores != exits {
+			t.Fatalf("function %d (defined): %d depth restores before %d returns and tail calls", fi, restores, exits)
 		}
 		for _, in := range insts {
 			if isBulkText(in.text) {
@@ -466,4 +536,10 @@ func checkStructure(t testing.TB, in, out []byte) structure {
 		t.Fatalf("%d calls of $slow in the output, %d checks", calls, s.checks)
 	}
 	return s
+}
+
+// leaves reports whether the instruction text is one that leaves the
+// function: return or a tail call.
+func leaves(text string) bool {
+	return text == "return" || strings.HasPrefix(text, "return_call")
 }

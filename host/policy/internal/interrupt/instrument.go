@@ -26,6 +26,24 @@ const (
 // measurable. It is also the most one check charges.
 const budgetRefill = 1 << 20
 
+// MaxStack bounds the estimated size of the guest's call stack on wazero's
+// native stack, which is outside the module's linear memory and so outside
+// any memory limit: each call adds its function's frame weight (see
+// frameWeight) to $depth, and a call that takes $depth above MaxStack
+// traps ("unreachable"; not a call to a function, which makes wazero's
+// compiler slow the function's loops). $depth is exported under the flag's
+// name with DepthSuffix appended, so that the host can tell this trap from
+// others. Without the bound a recursing guest
+// makes wazero grow its stack, a Go allocation copied at each doubling, to
+// its ceiling: ≈160 MB allocated on the host per call.
+const MaxStack = 8 << 20
+
+// DepthSuffix is appended to the export name of the flag to export $depth.
+const DepthSuffix = ".depth"
+
+// maxWeight caps one function's frame weight.
+const maxWeight = 1 << 20
+
 // sectionRank is the position of each known section id in the order the
 // spec requires (custom sections, rank 0, may appear anywhere); ids
 // without a rank are unknown.
@@ -95,9 +113,10 @@ func (v *vecSection) appendTo(out []byte) ([]byte, error) {
 // host can interrupt, and that lets the Go runtime preempt the goroutine
 // running it, within a bounded amount of executed code.
 //
-// It adds two (mut i32) globals after the module's own: $flag, initialised
-// to 0 and exported under the name export, and $budget, private,
-// initialised to budgetRefill (2^20); a private empty funcref table $yield
+// It adds three (mut i32) globals after the module's own: $flag,
+// initialised to 0 and exported under the name export, $budget, private,
+// initialised to budgetRefill (2^20), and $depth, initialised to 0 and
+// exported under export+DepthSuffix; a private empty funcref table $yield
 // after the module's own tables; and two functions after the module's own
 // (the function section and code section get them; their types, () -> ()
 // and (i32) -> (i32), are appended to the type section unless it has them
@@ -116,8 +135,12 @@ func (v *vecSection) appendTo(out []byte) ([]byte, error) {
 // guest trap after at most about budgetRefill bytes of executed code (or
 // 8·budgetRefill bytes moved by bulk operations), and the Go runtime gets
 // a chance to preempt it as often. A function whose first loop is
-// preceded only by block, local, global, constant and nop instructions
+// reached without a branch, call or trap (only blocks, local and global
+// accesses and constants before it: the shape of every Go function)
 // gets no entry check: that loop's check charges the whole body instead.
+// Every function also gets the depth bound's code (see MaxStack and the
+// package documentation): a call traps when the estimated call stack
+// exceeds MaxStack.
 // See the package documentation for the exact code and the bounds.
 //
 // Every section other than the type, function, table, global, export and
@@ -131,7 +154,7 @@ func (v *vecSection) appendTo(out []byte) ([]byte, error) {
 // v1.12 reads differently from the spec or compiles differently from how it
 // validates it (such as select with a (ref …) type; see the package
 // documentation). It also fails if the module already exports the name
-// export; on any table.grow (an unbounded table.grow is a host memory bomb,
+// export or export+DepthSuffix; on any table.grow (an unbounded table.grow is a host memory bomb,
 // outside the module's memory limit); and on any global, table or function
 // index, in the code or the exports, at or beyond the module's own count
 // (an invalid module, which would otherwise reach the new globals, table
@@ -241,20 +264,22 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 		v.count, v.rest = n, wasm[pos:s.end]
 	}
 	voidType, i32Type := int64(-1), int64(-1) // () -> () and (i32) -> (i32) in the input
+	var typeList []typeInfo
 	if types.index >= 0 {
 		var err error
-		if voidType, i32Type, err = scanTypes(wasm, sections[types.index], &types); err != nil {
+		if typeList, voidType, i32Type, err = scanTypes(wasm, sections[types.index], &types); err != nil {
 			return nil, err
 		}
 	}
 	totalGlobals := uint64(imported.globals) + uint64(globals.count)
 	totalTables := uint64(imported.tables) + uint64(tables.count)
 	totalFuncs := uint64(imported.funcs) + uint64(functions.count)
-	if totalGlobals >= 1<<32-2 || totalTables >= 1<<32-1 || totalFuncs >= 1<<32-2 {
+	if totalGlobals >= 1<<32-3 || totalTables >= 1<<32-1 || totalFuncs >= 1<<32-2 {
 		return nil, errors.New("interrupt: too many globals, tables or functions")
 	}
 	flag := uint32(totalGlobals) // the new globals', table's and functions' indexes
 	budget := flag + 1
+	depth := flag + 2
 	yieldTable := uint32(totalTables)
 	slow := uint32(totalFuncs)
 	charge := slow + 1
@@ -266,6 +291,51 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 			return nil, err
 		}
 		exports.count, exports.rest = n, wasm[entries:s.end]
+	}
+
+	// The type of every defined function, for its parameter count and the
+	// block type of the wrapper around its body.
+	var fnTypes []uint32
+	if functions.index >= 0 {
+		c := &cursor{b: wasm[:sections[functions.index].end], pos: len(wasm[:sections[functions.index].end]) - len(functions.rest), sec: "function section"}
+		fnTypes = make([]uint32, 0, functions.count) // count ≤ the section's size: checked above
+		for i := uint32(0); i < functions.count && c.err == nil; i++ {
+			at := c.pos
+			ti := c.u32("type index")
+			if c.err == nil && uint64(ti) >= uint64(len(typeList)) {
+				c.fail(at, "function %d has type %d but the module has only %d types", uint64(imported.funcs)+uint64(i), ti, len(typeList))
+			}
+			fnTypes = append(fnTypes, ti)
+		}
+		c.end()
+		if c.err != nil {
+			return nil, c.err
+		}
+	}
+	multi := map[string]uint32{} // results of the wrapper types added, by encoding
+	fnInfoOf := func(i uint32) fnInfo {
+		if i >= uint32(len(fnTypes)) {
+			// More bodies than functions: reported after the code
+			// section is read.
+			return fnInfo{bt: []byte{0x40}}
+		}
+		ft := typeList[fnTypes[i]]
+		switch ft.nres {
+		case 0:
+			return fnInfo{params: ft.params, bt: []byte{0x40}}
+		case 1:
+			return fnInfo{params: ft.params, bt: ft.results}
+		}
+		idx, ok := multi[string(ft.results)]
+		if !ok { // a type () -> results for the wrapper block
+			idx = uint32(uint64(types.count) + uint64(types.add))
+			types.add++
+			types.added = append(types.added, 0x60, 0x00)
+			types.added = appendU32(types.added, ft.nres)
+			types.added = append(types.added, ft.results...)
+			multi[string(ft.results)] = idx
+		}
+		return fnInfo{params: ft.params, bt: appendS33(nil, int64(idx))}
 	}
 
 	// Parse the code section: every body, and where code is inserted.
@@ -293,9 +363,10 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 			}
 			end := start + int(size)
 			bodies = append(bodies, fnBody{start: start, end: end, sites: len(w.sites)})
-			if at, msg := w.body(wasm[start:end], start); msg != "" {
+			if at, msg := w.body(wasm[start:end], start, fnInfoOf(i)); msg != "" {
 				return nil, fmt.Errorf("interrupt: function %d (code offset %#x): %s", fn, start+at, msg)
 			}
+			bodies[len(bodies)-1].decls, bodies[len(bodies)-1].declsEnd, bodies[len(bodies)-1].saved = w.decls, w.declsEnd, w.saved
 			pos = end
 		}
 		if pos != s.end {
@@ -327,16 +398,22 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 		functions.added = appendU32(functions.added, uint32(i32Type))
 	}
 	tables.add, tables.added = 1, []byte{0x70, 0x00, 0x00} // funcref, min 0, no max
-	globals.add = 2
+	globals.add = 3
 	globals.added = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b} // $flag: (mut i32) (i32.const 0)
 	globals.added = append(globals.added, 0x7f, 0x01, 0x41)
 	globals.added = appendS32(globals.added, budgetRefill) // $budget: (mut i32) (i32.const budgetRefill)
 	globals.added = append(globals.added, 0x0b)
-	exports.add = 1
+	globals.added = append(globals.added, 0x7f, 0x01, 0x41, 0x00, 0x0b) // $depth: (mut i32) (i32.const 0)
+	exports.add = 2
 	exports.added = appendU32(nil, uint32(len(export)))
 	exports.added = append(exports.added, export...)
 	exports.added = append(exports.added, 0x03) // global
 	exports.added = appendU32(exports.added, flag)
+	exports.added = appendU32(exports.added, uint32(len(export)+len(DepthSuffix)))
+	exports.added = append(exports.added, export...)
+	exports.added = append(exports.added, DepthSuffix...)
+	exports.added = append(exports.added, 0x03) // global
+	exports.added = appendU32(exports.added, depth)
 
 	// Where to put a missing section: right after the last section that
 	// must precede it (-1: right after the header).
@@ -350,7 +427,7 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 		}
 	}
 
-	ins := newInserts(flag, budget, yieldTable, slow, charge)
+	ins := newInserts(flag, budget, depth, yieldTable, slow, charge)
 	grow := len(w.sites)*ins.maxSite() + len(ins.slowBody) + len(ins.chargeBody) + 16*len(bodies) + len(export) + 64
 	out := make([]byte, 0, len(wasm)+grow)
 	out = append(out, wasm[:8]...)
@@ -406,6 +483,7 @@ type inserts struct {
 	callCharge []byte // call $charge
 	slowBody   []byte // $slow's body, size included
 	chargeBody []byte // $charge's body, size included
+	depth      uint32 // $depth
 }
 
 // newInserts builds the inserted code:
@@ -451,8 +529,11 @@ type inserts struct {
 //	    call $slow
 //	  end
 //	  local.get $n)
-func newInserts(flag, budget, yieldTable, slow, charge uint32) inserts {
-	var c inserts
+//
+// The depth bound's code (see appendSite) is built per site: it holds the
+// function's frame weight and $saved local.
+func newInserts(flag, budget, depth, yieldTable, slow, charge uint32) inserts {
+	c := inserts{depth: depth}
 	c.checkPre = appendU32([]byte{0x23}, budget)
 	c.checkPre = append(c.checkPre, 0x41)
 	c.checkPost = []byte{0x6b, 0x24}
@@ -488,18 +569,123 @@ func newInserts(flag, budget, yieldTable, slow, charge uint32) inserts {
 	return c
 }
 
-// size is the length of the code inserted at s.
-func (c *inserts) size(s site) int {
-	if s.cost < 0 {
-		return len(c.callCharge)
+// appendSite appends the code inserted at s:
+//
+//	;; siteEnter, at the first instruction (W: the frame weight)
+//	(local $saved i32)     ;; a new local declaration group (with try_table only)
+//	global.get $depth
+//	local.tee $saved       ;; (with try_table only)
+//	i32.const W
+//	i32.add
+//	global.set $depth
+//	global.get $depth
+//	i32.const MaxStack
+//	i32.gt_u
+//	if
+//	  unreachable          ;; past the bound
+//	end
+//	block (result …)       ;; the wrapper: a branch to the function's label ends here
+//
+//	;; siteReturn, before return, return_call, return_call_indirect, return_call_ref
+//	local.get $saved       ;; with try_table; else: global.get $depth; i32.const W; i32.sub
+//	global.set $depth
+//
+//	;; siteRestore, after a block's end and at a loop's start, in a function with try_table
+//	local.get $saved
+//	i32.const W
+//	i32.add
+//	global.set $depth
+//
+//	;; siteLeave, before the function's final end
+//	end                    ;; the wrapper
+//	local.get $saved       ;; or, as for siteReturn, the weight subtracted
+//	global.set $depth
+func (c *inserts) appendSite(out []byte, s site) []byte {
+	switch s.kind {
+	case siteCheck:
+		out = append(out, c.checkPre...)
+		out = appendS32(out, s.cost)
+		return append(out, c.checkPost...)
+	case siteCharge:
+		return append(out, c.callCharge...)
+	case siteEnter:
+		if s.local != noLocal {
+			out = append(out, 0x01, 0x7f, 0x23) // (local $saved i32); global.get $depth
+			out = appendU32(out, c.depth)
+			out = append(out, 0x22) // local.tee $saved
+			out = appendU32(out, s.local)
+		} else {
+			out = append(out, 0x23) // global.get $depth
+			out = appendU32(out, c.depth)
+		}
+		out = append(out, 0x41)
+		out = appendS32(out, s.cost)
+		out = append(out, 0x6a, 0x24)
+		out = appendU32(out, c.depth)
+		out = append(out, 0x23)
+		out = appendU32(out, c.depth)
+		out = append(out, 0x41)
+		out = appendS32(out, MaxStack)
+		out = append(out, 0x4b, 0x04, 0x40, 0x00, 0x0b, 0x02) // i32.gt_u; if; unreachable; end; block
+		return append(out, s.bt...)
+	case siteReturn:
+		return c.appendLeave(out, s)
+	case siteRestore:
+		out = append(out, 0x20)
+		out = appendU32(out, s.local)
+		out = append(out, 0x41)
+		out = appendS32(out, s.cost)
+		out = append(out, 0x6a, 0x24)
+		return appendU32(out, c.depth)
+	default: // siteLeave
+		return c.appendLeave(append(out, 0x0b), s)
 	}
-	return len(c.checkPre) + sizeS32(s.cost) + len(c.checkPost)
 }
 
-// maxSite is the most code inserted at one site.
-func (c *inserts) maxSite() int {
-	return max(len(c.callCharge), c.size(site{cost: budgetRefill}))
+// appendLeave appends the depth's restore when the function leaves:
+// `local.get $saved; global.set $depth` with a $saved local, else
+// `global.get $depth; i32.const W; i32.sub; global.set $depth`.
+func (c *inserts) appendLeave(out []byte, s site) []byte {
+	if s.local != noLocal {
+		out = append(out, 0x20)
+		out = appendU32(out, s.local)
+	} else {
+		out = append(out, 0x23)
+		out = appendU32(out, c.depth)
+		out = append(out, 0x41)
+		out = appendS32(out, s.cost)
+		out = append(out, 0x6b)
+	}
+	out = append(out, 0x24)
+	return appendU32(out, c.depth)
 }
+
+// b2i converts a bool to 0 or 1.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// size is the length of the code inserted at s.
+func (c *inserts) size(s site) int {
+	var buf [64]byte
+	if s.kind == siteEnter {
+		return len(c.appendSite(buf[:0], site{kind: siteEnter, cost: s.cost, local: s.local})) + len(s.bt)
+	}
+	return len(c.appendSite(buf[:0], s))
+}
+
+// maxSite is the most code inserted at one site, but for a wrapper's block
+// type longer than maxBlockType.
+func (c *inserts) maxSite() int {
+	return c.size(site{kind: siteEnter, cost: maxWeight, local: 1<<32 - 1}) + maxBlockType
+}
+
+// maxBlockType bounds the block types counted by maxSite (a value type,
+// or an s33 type index).
+const maxBlockType = 8
 
 // appendCode appends the instrumented code section: the input's function
 // count plus 2, each body with the code inserted at its sites, then the
@@ -508,11 +694,13 @@ func appendCode(out, wasm []byte, bodies []fnBody, sites []site, ins *inserts, i
 	size := uint64(sizeU32(uint32(len(bodies)+2))) + uint64(len(ins.slowBody)) + uint64(len(ins.chargeBody))
 	for j := range bodies {
 		b := &bodies[j]
-		n := uint64(b.end - b.start)
+		// With $saved, the local declaration count gets one more
+		// (siteEnter's group).
+		n := uint64(sizeU32(b.decls+uint32(b2i(b.saved)))) + uint64(b.end-b.declsEnd)
 		for _, st := range sites[b.sites:nextSite(j, bodies, sites)] {
 			n += uint64(ins.size(st))
 		}
-		if n > 1<<32-1 {
+		if n > 1<<32-1 || b.decls == 1<<32-1 {
 			return nil, fmt.Errorf("interrupt: function %d: instrumented body too large", uint64(importedFuncs)+uint64(j))
 		}
 		b.size = uint32(n)
@@ -526,16 +714,11 @@ func appendCode(out, wasm []byte, bodies []fnBody, sites []site, ins *inserts, i
 	out = appendU32(out, uint32(len(bodies)+2)) // below 2^32 - 2: checked with the function count
 	for j, b := range bodies {
 		out = appendU32(out, b.size)
-		from := b.start
+		out = appendU32(out, b.decls+uint32(b2i(b.saved)))
+		from := b.declsEnd
 		for _, st := range sites[b.sites:nextSite(j, bodies, sites)] {
 			out = append(out, wasm[from:st.pos]...)
-			if st.cost < 0 {
-				out = append(out, ins.callCharge...)
-			} else {
-				out = append(out, ins.checkPre...)
-				out = appendS32(out, st.cost)
-				out = append(out, ins.checkPost...)
-			}
+			out = ins.appendSite(out, st)
 			from = st.pos
 		}
 		out = append(out, wasm[from:b.end]...)
@@ -550,6 +733,9 @@ func appendCode(out, wasm []byte, bodies []fnBody, sites []site, ins *inserts, i
 type fnBody struct {
 	start, end, sites int
 	size              uint32
+	decls             uint32 // its local declaration count
+	declsEnd          int    // the module offset right after that count
+	saved             bool   // it gets the $saved local: one more declaration
 }
 
 // nextSite is the index in sites of the first site of the body after
@@ -732,8 +918,8 @@ func scanExports(wasm []byte, s section, name string, counts importCounts) (coun
 		if c.err != nil {
 			break
 		}
-		if string(n) == name {
-			c.fail(at, "the module already exports %q", name)
+		if string(n) == name || string(n) == name+DepthSuffix {
+			c.fail(at, "the module already exports %q", n)
 		}
 		switch {
 		case kind > 0x04:
@@ -750,15 +936,24 @@ func scanExports(wasm []byte, s section, name string, counts importCounts) (coun
 	return count, entries, c.err
 }
 
+// typeInfo is what Instrument needs of a function type: its parameter
+// count and its results (their encoded value types, without the count).
+type typeInfo struct {
+	params  uint32
+	nres    uint32
+	results []byte
+}
+
 // scanTypes reads the type section into v (its count and entries) and
-// returns the indexes of the first function types () -> () and (i32) ->
-// (i32), or -1. Every entry must be a function type (0x60): wazero v1.12
-// supports no other.
-func scanTypes(wasm []byte, s section, v *vecSection) (voidType, i32Type int64, err error) {
+// returns every type and the indexes of the first function types () -> ()
+// and (i32) -> (i32), or -1. Every entry must be a function type (0x60):
+// wazero v1.12 supports no other.
+func scanTypes(wasm []byte, s section, v *vecSection) (types []typeInfo, voidType, i32Type int64, err error) {
 	c := &cursor{b: wasm[:s.end], pos: s.body, sec: "type section"}
 	v.count = c.u32("type count")
 	entries := c.pos
 	voidType, i32Type = -1, -1
+	types = make([]typeInfo, 0, v.count) // count ≤ the section's size: checked by Instrument
 	for i := uint32(0); i < v.count && c.err == nil; i++ {
 		at := c.pos
 		if form := c.byte("type form"); c.err == nil && form != 0x60 {
@@ -766,9 +961,11 @@ func scanTypes(wasm []byte, s section, v *vecSection) (voidType, i32Type int64, 
 			break
 		}
 		var sig [2][]byte // params, results: one-byte types only (else nil)
+		var ft typeInfo
 		for k := range sig {
 			n := c.u32("type vector length")
 			one := n == 1
+			from := c.pos
 			for j := uint32(0); j < n && c.err == nil; j++ {
 				t := c.pos
 				c.skip(valType)
@@ -779,10 +976,16 @@ func scanTypes(wasm []byte, s section, v *vecSection) (voidType, i32Type int64, 
 			if n == 0 {
 				sig[k] = []byte{}
 			}
+			if k == 0 {
+				ft.params = n
+			} else if c.err == nil {
+				ft.nres, ft.results = n, c.b[from:c.pos]
+			}
 		}
 		if c.err != nil {
 			break
 		}
+		types = append(types, ft)
 		switch {
 		case voidType < 0 && len(sig[0]) == 0 && sig[0] != nil && len(sig[1]) == 0 && sig[1] != nil:
 			voidType = int64(i)
@@ -792,5 +995,5 @@ func scanTypes(wasm []byte, s section, v *vecSection) (voidType, i32Type int64, 
 	}
 	c.end()
 	v.rest = wasm[entries:s.end]
-	return voidType, i32Type, c.err
+	return types, voidType, i32Type, c.err
 }

@@ -152,15 +152,15 @@ func appendS32(dst []byte, v int32) []byte {
 	}
 }
 
-// sizeS32 is the length of the minimal signed LEB128 encoding of v.
-func sizeS32(v int32) int {
-	n := 1
+// appendS33 appends the minimal signed LEB128 encoding of v, a block type's
+// type index (0 ≤ v < 2^32).
+func appendS33(dst []byte, v int64) []byte {
 	for {
-		c := v & 0x7f
+		c := byte(v & 0x7f)
 		v >>= 7
 		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return n
+			return append(dst, c)
 		}
-		n++
+		dst = append(dst, c|0x80)
 	}
 }
