@@ -68,9 +68,10 @@
 // the Module (for its next call) and other modules carry on. A guest
 // reporting an error through its output's error field keeps its instance.
 //
-// Unbounded recursion is interrupted at the deadline like a loop (function
-// entries are checked), unless wazero's stack ceiling ends it first with a
-// "stack overflow" trap.
+// The guest's call stack, which wazero keeps outside linear memory, is
+// bounded too: unbounded recursion traps once its estimated frames exceed
+// 8 MiB ("call stack too deep", CauseTrap), or at the deadline if that
+// comes first (function entries are checked like loops).
 //
 // # Performance
 //
