@@ -23,7 +23,9 @@ import (
 //     (a frame weight of ≈80 KB); f8 catches f7's exception (thrown through
 //     the three frames) 100 times in a loop and returns 1: the depth is
 //     restored where the exception lands, so it does not drift up by
-//     ≈240 KB an iteration and trap.
+//     ≈240 KB an iteration and trap;
+//   - f9 does the same with the catch clause naming the loop itself, so
+//     that the exception lands at the loop's start.
 func depthModule() []byte {
 	types := sec(1, vec(funcType(nil, []byte{0x7f}), funcType(nil, nil)))
 	tags := sec(13, vec([]byte{0x00, 0x01})) // tag 0: () -> ()
@@ -70,6 +72,19 @@ func depthModule() []byte {
 			0x41, 0x01, // i32.const 1
 			0x0b,
 		})...),
+		fn(cat(setN(100), []byte{
+			0x02, 0x40, // block $out
+			0x03, 0x40, // loop $l
+			0x23, 0x00, 0x45, 0x0d, 0x01, // br_if $out ($n == 0)
+			0x23, 0x00, 0x41, 0x01, 0x6b, 0x24, 0x00, // $n = $n - 1
+			0x1f, 0x40, 0x01, 0x02, 0x00, // try_table (catch_all 0): lands at $l's start
+			0x10, 0x07, 0x1a, // call f7; drop
+			0x0b,       // end try_table
+			0x0b,       // end loop
+			0x0b,       // end block
+			0x41, 0x01, // i32.const 1
+			0x0b,
+		})...),
 	}
 	return moduleWithTypes(types, bodies, tags, global)
 }
@@ -95,6 +110,7 @@ func TestDepthBound(t *testing.T) {
 		{"recursion inside the bound", "f1", 10000},
 		{"tail calls", "f4", 7},
 		{"exceptions caught in a loop", "f8", 1},
+		{"exceptions caught at a loop's start", "f9", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mod := inst(t)
