@@ -598,11 +598,16 @@ func heapType(b []byte, pc int) (int, string) {
 	if st != lebOK {
 		return pc, lebMessage(st, "heap type")
 	}
-	if v < 0 && v != -0x10 && v != -0x11 && v != -0x17 {
+	if v < 0 && !abstractHeap(v) {
 		return pc, fmt.Sprintf("unknown heap type %d", v)
 	}
 	return next, ""
 }
+
+// abstractHeap reports whether the s33 v is one of the abstract heap types
+// wazero knows: func (-0x10), extern (-0x11) and exn (-0x17); as a value
+// type, funcref, externref and exnref.
+func abstractHeap(v int64) bool { return v == -0x10 || v == -0x11 || v == -0x17 }
 
 // blockType skips a block type: the s33 -0x40 (empty), a one-byte value
 // type (negative), 0x63/0x64 and a heap type, or a type index
@@ -616,8 +621,8 @@ func blockType(b []byte, pc int) (int, string) {
 	switch {
 	case v >= 0: // type index
 	case v == -0x40, // empty
-		v >= -5,                                // i32 i64 f32 f64 v128
-		v == -0x10 || v == -0x11 || v == -0x17: // funcref externref exnref
+		v >= -5,         // i32 i64 f32 f64 v128
+		abstractHeap(v): // funcref externref exnref
 	case v == -0x1d || v == -0x1c: // 0x63 ref null, 0x64 ref
 		var msg string
 		if next, msg = heapType(b, next); msg != "" {

@@ -141,19 +141,10 @@ func sizeU32(v uint32) int {
 }
 
 // appendS32 appends the minimal signed LEB128 encoding of v.
-func appendS32(dst []byte, v int32) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
-			return append(dst, c)
-		}
-		dst = append(dst, c|0x80)
-	}
-}
+func appendS32(dst []byte, v int32) []byte { return appendS33(dst, int64(v)) }
 
-// appendS33 appends the minimal signed LEB128 encoding of v, a block type's
-// type index (0 ≤ v < 2^32).
+// appendS33 appends the minimal signed LEB128 encoding of v (an s32, or a
+// block type's type index, 0 ≤ v < 2^32).
 func appendS33(dst []byte, v int64) []byte {
 	for {
 		c := byte(v & 0x7f)
