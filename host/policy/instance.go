@@ -267,8 +267,8 @@ func (in *instance) fail(c Cause, wrapped error, format string, args ...any) *Er
 }
 
 // invoke runs one hook call. On success it returns dst with a copy of the
-// output appended (dst itself for an empty output). A non-nil *Error means the instance must
-// be discarded unless its Cause is CauseGuestError.
+// output appended (dst itself for an empty output). A non-nil *Error means
+// the instance must be discarded unless its Cause is CauseGuestError.
 func (in *instance) invoke(ctx context.Context, hook abi.Hook, input, dst []byte) ([]byte, *Error) {
 	in.hook = hook
 	defer in.endCall()
@@ -332,13 +332,12 @@ func (in *instance) classify(ctx context.Context, err error, why int, hook abi.H
 		}
 		return e
 	}
+	in.m.logger.Debug("guest trapped", "hook", hook.String(), "error", err.Error())
 	if in.depth.Get() > interrupt.MaxStack {
-		in.m.logger.Debug("guest trapped", "hook", hook.String(), "error", err.Error())
 		e.Cause, e.Err = CauseTrap, detail(err, "trapped: call stack too deep (over the %d MiB the host allows)", interrupt.MaxStack>>20)
 		return e
 	}
 	msg := firstLine(err.Error())
-	in.m.logger.Debug("guest trapped", "hook", hook.String(), "error", err.Error())
 	if in.memHit {
 		e.Cause, e.Err = CauseMemory, detail(err, "hit the %d MiB memory limit (trapped: %s)", in.m.limits.MemoryMB, msg)
 	} else {

@@ -38,10 +38,9 @@ type Module struct {
 	// hot is a one-instance cache in front of idle: a caller that finds
 	// an instance there takes it with one atomic swap, and release puts
 	// one back with one compare-and-swap, where a channel operation and a
-	// lock would cost ≈50 ns a call. closing (set by Close before it
+	// lock would cost ≈50 ns a call. closed (set by Close before it
 	// drains hot) tells release and acquire not to use it any more.
-	hot     atomic.Pointer[instance]
-	closing atomic.Bool
+	hot atomic.Pointer[instance]
 	// ctx is canceled by Close; it bounds background instantiations.
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -52,8 +51,8 @@ type Module struct {
 	created atomic.Int64
 
 	mu     sync.Mutex
-	live   int  // instances that exist or are being created
-	closed bool // set by Close
+	live   int         // instances that exist or are being created
+	closed atomic.Bool // set by Close (under mu), read with or without mu
 	// growFailed is closed (and replaced) when a background instantiation
 	// fails, waking callers waiting for an instance; growErr says why.
 	growFailed chan struct{}
@@ -177,12 +176,11 @@ func (m *Module) Limits() Limits { return m.limits }
 // CauseClosed. Close is idempotent.
 func (m *Module) Close(ctx context.Context) error {
 	m.mu.Lock()
-	if m.closed {
+	if m.closed.Load() {
 		m.mu.Unlock()
 		return nil
 	}
-	m.closed = true
-	m.closing.Store(true)
+	m.closed.Store(true)
 	close(m.done)
 	var idle []*instance
 	if in := m.hot.Swap(nil); in != nil {
@@ -210,17 +208,13 @@ func (m *Module) Close(ctx context.Context) error {
 	return nil
 }
 
-func (m *Module) isClosed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.closed
-}
+func (m *Module) isClosed() bool { return m.closed.Load() }
 
 // acquire takes an idle instance, or waits (bounded by ctx) for one,
 // starting a background instantiation when the pool may still grow.
 func (m *Module) acquire(ctx context.Context) (*instance, error) {
 	if in := m.hot.Swap(nil); in != nil {
-		if !m.closing.Load() {
+		if !m.closed.Load() {
 			return in, nil
 		}
 		m.retire(in) // released while Close ran
@@ -232,7 +226,7 @@ func (m *Module) acquire(ctx context.Context) (*instance, error) {
 	default:
 	}
 	m.mu.Lock()
-	if m.closed {
+	if m.closed.Load() {
 		m.mu.Unlock()
 		return nil, ErrClosed
 	}
@@ -262,11 +256,11 @@ func (m *Module) acquire(ctx context.Context) (*instance, error) {
 // release returns a healthy instance to the pool.
 func (m *Module) release(in *instance) {
 	if m.hot.CompareAndSwap(nil, in) {
-		// Close stores closing before it drains hot, so either it finds
-		// in there or this load sees closing (and then one of the two
+		// Close stores closed before it drains hot, so either it finds
+		// in there or this load sees closed (and then one of the two
 		// swaps takes in; an instance another release put there after
 		// is handled by that release the same way).
-		if m.closing.Load() {
+		if m.closed.Load() {
 			if in := m.hot.Swap(nil); in != nil {
 				m.retire(in)
 			}
@@ -274,7 +268,7 @@ func (m *Module) release(in *instance) {
 		return
 	}
 	m.mu.Lock()
-	if !m.closed {
+	if !m.closed.Load() {
 		select {
 		case m.idle <- in:
 			m.mu.Unlock()
@@ -282,9 +276,8 @@ func (m *Module) release(in *instance) {
 		default: // cannot happen: cap(idle) == maxInstances >= live
 		}
 	}
-	m.live--
 	m.mu.Unlock()
-	in.close(context.Background())
+	m.retire(in)
 }
 
 // retire closes a healthy instance that can no longer be pooled (the
@@ -302,7 +295,7 @@ func (m *Module) discard(in *instance) {
 	in.close(context.Background())
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
+	if m.closed.Load() {
 		m.live--
 		return
 	}
@@ -320,7 +313,7 @@ func (m *Module) grow() {
 	defer m.mu.Unlock()
 	if err != nil {
 		m.live--
-		if !m.closed {
+		if !m.closed.Load() {
 			m.logger.Error("cannot create a policy instance", "error", err)
 			m.growErr = err
 			close(m.growFailed)
@@ -328,7 +321,7 @@ func (m *Module) grow() {
 		}
 		return
 	}
-	if m.closed {
+	if m.closed.Load() {
 		m.live--
 		in.close(context.Background())
 		return
