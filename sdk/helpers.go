@@ -67,7 +67,6 @@ type HostSet struct {
 	first [4]lane
 	more  []lane
 	fast  bool
-	few   bool // at most three patterns: first[3] and more are not used
 }
 
 // NewHostSet returns the set of patterns (see HostIn for their syntax). It
@@ -78,7 +77,6 @@ func NewHostSet(patterns ...string) *HostSet {
 		s.patterns[i] = strings.Clone(p)
 	}
 	s.first, s.more, s.fast = prepareLanes(s.patterns)
-	s.few = len(patterns) <= 3
 	return s
 }
 

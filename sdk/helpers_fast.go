@@ -280,7 +280,7 @@ func (s *HostSet) matchFast(host string) bool {
 	// Most sets are small: the fourth lane and the loop (whose condition
 	// alone is a jump through the guest's dispatch, ≈8 ns a call) only for
 	// larger ones.
-	if s.few {
+	if len(s.patterns) <= 3 { // first[3] is noLane, more is empty
 		return r != 0
 	}
 	r |= l[3].match(m, hi, lo)
