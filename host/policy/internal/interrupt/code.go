@@ -286,6 +286,9 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 	local := uint32(saved)
 	weight := frameWeight(fn.params, locals, len(b))
 	first, hasTry := len(w.sites), false
+	depthSite := func(kind siteKind, pos int) {
+		w.sites = append(w.sites, site{pos: pos, kind: kind, cost: weight, local: local})
+	}
 	w.sites = append(w.sites, site{pos: base + pc, kind: siteEnter, cost: weight, local: local, bt: fn.bt})
 
 	bodyCost := capCost(len(b))
@@ -362,15 +365,15 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 				return at, fmt.Sprintf("%s %d: the module has only %d functions", name, idx, w.funcs)
 			}
 			if op == 0x12 { // return_call leaves this function
-				w.sites = append(w.sites, site{pos: base + at, kind: siteReturn, cost: weight, local: local})
+				depthSite(siteReturn, base+at)
 			}
 		case kReturn:
-			w.sites = append(w.sites, site{pos: base + at, kind: siteReturn, cost: weight, local: local})
+			depthSite(siteReturn, base+at)
 		case kRetRef:
 			if pc, st = skipLEB(b, pc, 5, maskU32, false); st != lebOK {
 				return at, immMessage(st, op)
 			}
-			w.sites = append(w.sites, site{pos: base + at, kind: siteReturn, cost: weight, local: local})
+			depthSite(siteReturn, base+at)
 		case kTable:
 			var idx uint32
 			if idx, pc, st = readU32(b, pc); st != lebOK {
@@ -405,7 +408,7 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 				w.sites = append(w.sites, site{pos: base + pc}) // cost: at its end
 			}
 			// A branch to the loop's label lands here.
-			w.sites = append(w.sites, site{pos: base + pc, kind: siteRestore, cost: weight, local: local})
+			depthSite(siteRestore, base+pc)
 		case kEnd:
 			f := w.frames[len(w.frames)-1]
 			w.frames = w.frames[:len(w.frames)-1]
@@ -416,7 +419,7 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 				if pc != len(b) {
 					return pc, fmt.Sprintf("%d bytes after the function's final end", len(b)-pc)
 				}
-				w.sites = append(w.sites, site{pos: base + at, kind: siteLeave, cost: weight, local: local})
+				depthSite(siteLeave, base+at)
 				w.saved = hasTry
 				if !hasTry {
 					// Without try_table no exception lands in this
@@ -436,7 +439,7 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 				return -1, ""
 			}
 			if !f.loop { // a branch to this block's label lands after its end
-				w.sites = append(w.sites, site{pos: base + pc, kind: siteRestore, cost: weight, local: local})
+				depthSite(siteRestore, base+pc)
 			}
 		case kU32x2:
 			if pc, st = skipLEB(b, pc, 5, maskU32, false); st != lebOK {
@@ -454,7 +457,7 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 				return at, w.tableMessage(name+" table", idx)
 			}
 			if op == 0x13 { // return_call_indirect leaves this function
-				w.sites = append(w.sites, site{pos: base + at, kind: siteReturn, cost: weight, local: local})
+				depthSite(siteReturn, base+at)
 			}
 		case kBrTable:
 			var n uint32
