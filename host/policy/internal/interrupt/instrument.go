@@ -297,7 +297,8 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 	// block type of the wrapper around its body.
 	var fnTypes []uint32
 	if functions.index >= 0 {
-		c := &cursor{b: wasm[:sections[functions.index].end], pos: len(wasm[:sections[functions.index].end]) - len(functions.rest), sec: "function section"}
+		end := sections[functions.index].end
+		c := &cursor{b: wasm[:end], pos: end - len(functions.rest), sec: "function section"} // the entries
 		fnTypes = make([]uint32, 0, functions.count) // count ≤ the section's size: checked above
 		for i := uint32(0); i < functions.count && c.err == nil; i++ {
 			at := c.pos
@@ -680,7 +681,7 @@ func (c *inserts) size(s site) int {
 // maxSite is the most code inserted at one site, but for a wrapper's block
 // type longer than maxBlockType.
 func (c *inserts) maxSite() int {
-	return c.size(site{kind: siteEnter, cost: maxWeight, local: 1<<32 - 1}) + maxBlockType
+	return c.size(site{kind: siteEnter, cost: maxWeight, local: noLocal - 1}) + maxBlockType
 }
 
 // maxBlockType bounds the block types counted by maxSite (a value type,
