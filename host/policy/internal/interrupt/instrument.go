@@ -299,7 +299,7 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 	if functions.index >= 0 {
 		end := sections[functions.index].end
 		c := &cursor{b: wasm[:end], pos: end - len(functions.rest), sec: "function section"} // the entries
-		fnTypes = make([]uint32, 0, functions.count) // count ≤ the section's size: checked above
+		fnTypes = make([]uint32, 0, functions.count)                                         // count ≤ the section's size: checked above
 		for i := uint32(0); i < functions.count && c.err == nil; i++ {
 			at := c.pos
 			ti := c.u32("type index")
