@@ -60,6 +60,8 @@ func TestErrors(t *testing.T) {
 	add("bytes after the last import", cat(header, sec(2, vec(cat(str("m"), str("n"), []byte{0x03, 0x7f, 0x00})), []byte{0x00})), "1 bytes after the last entry")
 	add("duplicate export name", cat(header, sec(7, vec(cat(str(testExport), []byte{0x02}, leb(0))))),
 		`interrupt: export section at offset 0xb: the module already exports "warden.interrupt"`)
+	add("duplicate depth export name", cat(header, sec(7, vec(cat(str(testExport+DepthSuffix), []byte{0x02}, leb(0))))),
+		`interrupt: export section at offset 0xb: the module already exports "warden.interrupt.depth"`)
 	add("export of a global out of range", cat(header, sec(7, vec(cat(str("g"), []byte{0x03}, leb(0))))),
 		`export "g" names global 0 but the module has only 0 globals`)
 	add("truncated export name", cat(header, sec(7, []byte{0x01, 0x05, 'a'})), "export name of 5 bytes exceeds the section")
