@@ -30,6 +30,7 @@ const (
 	kPrefixFE // threads (atomics): one-byte sub-opcode
 	kReturn   // return: leaves the function
 	kRetRef   // return_call_ref: a u32 (a type index); leaves the function
+	kBr       // br: a label (a candidate for jump threading, see thread.go)
 )
 
 // Immediate kinds of the SIMD (0xfd) sub-opcodes (the index of the simd table).
@@ -67,7 +68,8 @@ func (t *opTables) init() {
 	set(o, kU32, 0x08, 0x08)  // throw tag
 	set(o, kNone, 0x0a, 0x0a) // throw_ref
 	set(o, kEnd, 0x0b, 0x0b)
-	set(o, kU32, 0x0c, 0x0d) // br, br_if
+	set(o, kBr, 0x0c, 0x0c)
+	set(o, kU32, 0x0d, 0x0d) // br_if
 	set(o, kBrTable, 0x0e, 0x0e)
 	set(o, kReturn, 0x0f, 0x0f) // return
 	set(o, kFunc, 0x10, 0x10)   // call
@@ -129,6 +131,7 @@ type walker struct {
 	funcs   uint32 // its function count (imported and defined)
 	sites   []site // where code is inserted, by ascending offset
 	frames  []frame
+	targets []int // the dispatch loop's br_table targets (see thread.go)
 
 	// Of the body last parsed: its local declaration count, the module
 	// offset right after that count (body rewrites the count), and whether
@@ -151,6 +154,7 @@ const (
 	siteReturn                  // $depth = $saved, before return and the tail calls
 	siteRestore                 // $depth = $saved + weight, where a caught exception may land
 	siteLeave                   // the wrapper block's end, then $depth = $saved
+	siteBranch                  // a br to a dispatch loop replaced by a br to its target (thread.go)
 )
 
 // site is one place where code is inserted: before the instruction at
@@ -158,9 +162,9 @@ const (
 type site struct {
 	pos   int
 	kind  siteKind
-	cost  int32  // siteCheck: the bytes charged; the depth sites: the function's frame weight
+	cost  int32  // siteCheck: the bytes charged; the depth sites: the function's frame weight; siteBranch: the new label
+	skip  int32  // siteBranch: the length of the br it replaces
 	local uint32 // the depth sites: the index of $saved, or noLocal
-	bt    []byte // siteEnter: the wrapper block's type
 }
 
 // fnInfo is what body needs of a function's type: its parameter count
@@ -256,7 +260,30 @@ func prologue(b []byte, pc int) (bool, int) {
 // end; and `call $charge` before every bulk operation. On failure it
 // returns the offset in b of the instruction at fault and a description;
 // on success it returns -1 and "".
+//
+// A function with try_table is walked twice: the first walk stops at the
+// try_table, the second also records the depth restores where a caught
+// exception may land and gives the function the $saved local (w.saved).
+// Without try_table no exception lands in a function, and leaving
+// subtracts the weight instead of reading a saved depth (no new local, one
+// value less to keep live).
 func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
+	first := len(w.sites)
+	w.saved = false
+	at, msg := w.walk(b, base, fn)
+	if at == restartWithTry {
+		w.sites, w.saved = w.sites[:first], true
+		at, msg = w.walk(b, base, fn)
+	}
+	return at, msg
+}
+
+// restartWithTry is what walk returns when it meets a try_table in its
+// first walk of a function.
+const restartWithTry = -2
+
+// walk is one walk of body: with w.saved, it records the restores.
+func (w *walker) walk(b []byte, base int, fn fnInfo) (int, string) {
 	nDecls, pc, st := readU32(b, 0)
 	if st != lebOK {
 		return 0, lebMessage(st, "local declaration count")
@@ -284,12 +311,14 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 		return 0, "too many parameters and locals"
 	}
 	local := uint32(saved)
+	if !w.saved {
+		local = noLocal
+	}
 	weight := frameWeight(fn.params, locals, len(b))
-	first, hasTry := len(w.sites), false
 	depthSite := func(kind siteKind, pos int) {
 		w.sites = append(w.sites, site{pos: pos, kind: kind, cost: weight, local: local})
 	}
-	w.sites = append(w.sites, site{pos: base + pc, kind: siteEnter, cost: weight, local: local, bt: fn.bt})
+	w.sites = append(w.sites, site{pos: base + pc, kind: siteEnter, cost: weight, local: local})
 
 	bodyCost := capCost(len(b))
 	elide, firstLoop := prologue(b, pc)
@@ -299,6 +328,7 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 
 	ops := &w.ops
 	w.frames = append(w.frames[:0], frame{site: -1}) // the function body's own frame
+	th := newThreader()
 	for pc < len(b) {
 		at := pc
 		op := b[pc]
@@ -332,12 +362,23 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 				return at, fmt.Sprintf("opcode %#02x: %s", op, msg)
 			}
 		case kI32Const:
+			th.constAt = at
 			if pc < len(b) && b[pc] < 0x80 {
 				pc++
+				th.constEnd = pc
 				continue
 			}
 			if pc, st = skipLEB(b, pc, 5, maskS32, true); st != lebOK {
 				return at, immMessage(st, op)
+			}
+			th.constEnd = pc
+		case kBr:
+			var l uint32
+			if l, pc, st = readU32(b, pc); st != lebOK {
+				return at, immMessage(st, op)
+			}
+			if d := th.branch(b, at, l, len(w.frames), w.targets); d >= 0 {
+				w.sites = append(w.sites, site{pos: base + at, kind: siteBranch, cost: int32(d), skip: int32(pc - at)})
 			}
 		case kI64Const:
 			if pc, st = skipLEB(b, pc, 10, maskS64, true); st != lebOK {
@@ -391,6 +432,9 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 			if pc, msg = blockType(b, pc); msg != "" {
 				return at, fmt.Sprintf("opcode %#02x: %s", op, msg)
 			}
+			if op == 0x02 {
+				th.onBlock(b, at, pc)
+			}
 			w.frames = append(w.frames, frame{site: -1})
 		case kLoop:
 			var msg string
@@ -407,11 +451,14 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 				w.frames = append(w.frames, frame{site: len(w.sites), start: at, loop: true})
 				w.sites = append(w.sites, site{pos: base + pc}) // cost: at its end
 			}
-			// A branch to the loop's label lands here.
-			depthSite(siteRestore, base+pc)
+			th.onLoop(b, at, pc, len(w.frames)-1)
+			if w.saved { // a branch to the loop's label lands here
+				depthSite(siteRestore, base+pc)
+			}
 		case kEnd:
 			f := w.frames[len(w.frames)-1]
 			w.frames = w.frames[:len(w.frames)-1]
+			th.onEnd(len(w.frames))
 			if f.site >= 0 {
 				w.sites[f.site].cost = capCost(pc - f.start)
 			}
@@ -420,25 +467,9 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 					return pc, fmt.Sprintf("%d bytes after the function's final end", len(b)-pc)
 				}
 				depthSite(siteLeave, base+at)
-				w.saved = hasTry
-				if !hasTry {
-					// Without try_table no exception lands in this
-					// function: the restores are not needed, and leaving
-					// subtracts the weight instead of reading a saved
-					// depth (no new local, one value less to keep live).
-					k := first
-					for _, st := range w.sites[first:] {
-						if st.kind != siteRestore {
-							st.local = noLocal
-							w.sites[k] = st
-							k++
-						}
-					}
-					w.sites = w.sites[:k]
-				}
 				return -1, ""
 			}
-			if !f.loop { // a branch to this block's label lands after its end
+			if w.saved && !f.loop { // a branch to this block's label lands after its end
 				depthSite(siteRestore, base+pc)
 			}
 		case kU32x2:
@@ -461,6 +492,7 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 			}
 		case kBrTable:
 			var n uint32
+			countAt := pc
 			if n, pc, st = readU32(b, pc); st != lebOK {
 				return at, immMessage(st, op)
 			}
@@ -471,6 +503,7 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 					return at, immMessage(st, op)
 				}
 			}
+			w.targets = th.onBrTable(b, at, countAt, len(w.frames), w.targets)
 		case kZeroByte:
 			if pc >= len(b) {
 				return at, immMessage(lebTruncated, op)
@@ -541,7 +574,9 @@ func (w *walker) body(b []byte, base int, fn fnInfo) (int, string) {
 					}
 				}
 			}
-			hasTry = true
+			if !w.saved {
+				return restartWithTry, ""
+			}
 			w.frames = append(w.frames, frame{site: -1})
 		case kPrefixFC:
 			var (

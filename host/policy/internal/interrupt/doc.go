@@ -150,6 +150,22 @@
 // should then be discarded, or its flag reset to 0 before it is used
 // again (the next check refills the budget).
 //
+// # Jump threading
+//
+// Go's wasm backend compiles a function with branches or calls into a loop
+// over a chain of blocks with a br_table on a local (its resumption
+// point), and every jump into `i32.const K; local.set $pc; br $loop`, so
+// each jump went through the loop's header, its check and the br_table's
+// indirect jump. Where the block the br_table picks for K still encloses
+// the br — a forward jump — Instrument makes the br name that block,
+// which lands on the same instruction (thread.go has the exact pattern).
+// The local.set stays. In the example policies 86% of those jumps are
+// rewritten so (≈8,400 per module), and allow-hosts' servers hook takes 8%
+// less time. The rewrite changes
+// a label only: the output without the inserted code is the input with
+// those labels changed (TestStructure checks it against an independent
+// reading of wasm-objdump's text).
+//
 // # Why a budget, and why trips to Go
 //
 // The Go runtime cannot preempt a goroutine while it runs wazero's native
@@ -200,7 +216,9 @@
 //
 //   - the only backward branches are branches to a loop label (br, br_if,
 //     br_table, br_on_null, br_on_non_null, a try_table catch), and a branch
-//     to a loop goes to the start of the loop's body, where a check is;
+//     to a loop goes to the start of the loop's body, where a check is (a
+//     threaded branch is a forward one: it skips a check only where no
+//     code repeats);
 //   - every call — call, call_indirect, call_ref, their return_call tail-call
 //     forms, a call from the host, the start function — enters a function
 //     body, which begins with a check, or with a prologue that cannot

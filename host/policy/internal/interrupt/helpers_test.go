@@ -286,6 +286,87 @@ func elidable(insts []inst) bool {
 // structure counts what checkStructure found.
 type structure struct {
 	checks, elided, charges int
+	threaded                int // branches to a dispatch loop that go to their segment instead
+}
+
+// threaded returns the texts of insts (one function) with the jump
+// threading described in thread.go applied, and how many branches that
+// changes. It works on wasm-objdump's text, apart from Instrument's
+// decoder: a dispatch is `loop`, one or more `block`, `local.get X`, then
+// a br_table whose labels all name those blocks; a branch to its loop
+// right after `i32.const K` and `local.set X` goes instead to the block
+// the br_table picks for K (the default past its labels), if that block
+// is still open.
+func threaded(insts []inst) ([]string, int) {
+	texts := make([]string, len(insts))
+	for i, in := range insts {
+		texts[i] = in.text
+	}
+	var (
+		stack   = []int{0} // open frames by id; 0 is the function's
+		nextID  = 1
+		loopID  = -1 // the dispatch loop, or -1
+		local   string
+		targets []int // per br_table label, the id of the frame it names
+		n       int
+	)
+	depthOf := func(id int) int { // relative depth of the open frame id, or -1
+		for d := 0; d < len(stack); d++ {
+			if stack[len(stack)-1-d] == id {
+				return d
+			}
+		}
+		return -1
+	}
+	for i, text := range texts {
+		op, arg, _ := strings.Cut(text, " ")
+		switch {
+		case opens(text):
+			stack = append(stack, nextID)
+			nextID++
+			if text != "loop" || loopID >= 0 && depthOf(loopID) >= 0 {
+				continue
+			}
+			// A dispatch starting here?
+			j := i + 1
+			for j < len(texts) && texts[j] == "block" {
+				j++
+			}
+			blocks := j - i - 1
+			if blocks == 0 || j+1 >= len(texts) || !strings.HasPrefix(texts[j], "local.get ") || !strings.HasPrefix(texts[j+1], "br_table ") {
+				continue
+			}
+			var ids []int
+			for _, f := range strings.Fields(strings.TrimPrefix(texts[j+1], "br_table ")) {
+				l, err := strconv.Atoi(f)
+				if err != nil || l >= blocks {
+					ids = nil
+					break
+				}
+				// The loop's id is nextID-1; the chain's blocks follow it,
+				// the innermost (label 0) last.
+				ids = append(ids, nextID-1+blocks-l)
+			}
+			if ids != nil {
+				loopID, local, targets = nextID-1, strings.TrimPrefix(texts[j], "local.get "), ids
+			}
+		case text == "end":
+			stack = stack[:len(stack)-1]
+		case op == "br" && i >= 2 && loopID >= 0 &&
+			strings.HasPrefix(texts[i-2], "i32.const ") && texts[i-1] == "local.set "+local:
+			l, _ := strconv.Atoi(arg)
+			if l >= len(stack) || stack[len(stack)-1-l] != loopID {
+				continue
+			}
+			k, _ := strconv.ParseInt(strings.TrimPrefix(texts[i-2], "i32.const "), 10, 64)
+			t := targets[min(uint64(uint32(k)), uint64(len(targets)-1))]
+			if d := depthOf(t); d >= 0 {
+				texts[i] = "br " + strconv.Itoa(d)
+				n++
+			}
+		}
+	}
+	return texts, n
 }
 
 // checkStructure verifies, with wasm-objdump as an independent decoder,
@@ -493,9 +574,16 @@ func checkStructure(t testing.TB, in, out []byte) structure {
 				i += len(check)
 			}
 		}
-		if !slices.Equal(stripped, texts(insts)) {
-			t.Fatalf("function %d (defined): the output without the inserted code differs from the input", fi)
+		want, n := threaded(insts)
+		if !slices.Equal(stripped, want) {
+			for k := range min(len(stripped), len(want)) {
+				if stripped[k] != want[k] {
+					t.Fatalf("function %d (defined): the output without the inserted code differs from the input (threaded %d times) at instruction %d: %q, want %q", fi, n, k, stripped[k], want[k])
+				}
+			}
+			t.Fatalf("function %d (defined): the output without the inserted code differs from the input (threaded %d times)", fi, n)
 		}
+		s.threaded += n
 		exits := 0
 		for _, in := range insts {
 			if leaves(in.text) {

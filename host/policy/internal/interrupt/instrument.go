@@ -364,7 +364,9 @@ func Instrument(wasm []byte, export string) ([]byte, error) {
 			}
 			end := start + int(size)
 			bodies = append(bodies, fnBody{start: start, end: end, sites: len(w.sites)})
-			if at, msg := w.body(wasm[start:end], start, fnInfoOf(i)); msg != "" {
+			fi := fnInfoOf(i)
+			bodies[len(bodies)-1].bt = fi.bt
+			if at, msg := w.body(wasm[start:end], start, fi); msg != "" {
 				return nil, fmt.Errorf("interrupt: function %d (code offset %#x): %s", fn, start+at, msg)
 			}
 			bodies[len(bodies)-1].decls, bodies[len(bodies)-1].declsEnd, bodies[len(bodies)-1].saved = w.decls, w.declsEnd, w.saved
@@ -627,10 +629,11 @@ func (c *inserts) appendSite(out []byte, s site) []byte {
 		out = appendU32(out, c.depth)
 		out = append(out, 0x41)
 		out = appendS32(out, MaxStack)
-		out = append(out, 0x4b, 0x04, 0x40, 0x00, 0x0b, 0x02) // i32.gt_u; if; unreachable; end; block
-		return append(out, s.bt...)
+		return append(out, 0x4b, 0x04, 0x40, 0x00, 0x0b, 0x02) // i32.gt_u; if; unreachable; end; block (appendCode adds its type)
 	case siteReturn:
 		return c.appendLeave(out, s)
+	case siteBranch:
+		return appendU32(append(out, 0x0c), uint32(s.cost))
 	case siteRestore:
 		out = append(out, 0x20)
 		out = appendU32(out, s.local)
@@ -672,9 +675,6 @@ func b2i(b bool) int {
 // size is the length of the code inserted at s.
 func (c *inserts) size(s site) int {
 	var buf [64]byte
-	if s.kind == siteEnter {
-		return len(c.appendSite(buf[:0], site{kind: siteEnter, cost: s.cost, local: s.local})) + len(s.bt)
-	}
 	return len(c.appendSite(buf[:0], s))
 }
 
@@ -699,7 +699,10 @@ func appendCode(out, wasm []byte, bodies []fnBody, sites []site, ins *inserts, i
 		// (siteEnter's group).
 		n := uint64(sizeU32(b.decls+uint32(b2i(b.saved)))) + uint64(b.end-b.declsEnd)
 		for _, st := range sites[b.sites:nextSite(j, bodies, sites)] {
-			n += uint64(ins.size(st))
+			n += uint64(ins.size(st)) - uint64(st.skip)
+			if st.kind == siteEnter {
+				n += uint64(len(b.bt))
+			}
 		}
 		if n > 1<<32-1 || b.decls == 1<<32-1 {
 			return nil, fmt.Errorf("interrupt: function %d: instrumented body too large", uint64(importedFuncs)+uint64(j))
@@ -720,7 +723,10 @@ func appendCode(out, wasm []byte, bodies []fnBody, sites []site, ins *inserts, i
 		for _, st := range sites[b.sites:nextSite(j, bodies, sites)] {
 			out = append(out, wasm[from:st.pos]...)
 			out = ins.appendSite(out, st)
-			from = st.pos
+			if st.kind == siteEnter {
+				out = append(out, b.bt...)
+			}
+			from = st.pos + int(st.skip)
 		}
 		out = append(out, wasm[from:b.end]...)
 	}
@@ -737,6 +743,7 @@ type fnBody struct {
 	decls             uint32 // its local declaration count
 	declsEnd          int    // the module offset right after that count
 	saved             bool   // it gets the $saved local: one more declaration
+	bt                []byte // the block type of the wrapper around its code
 }
 
 // nextSite is the index in sites of the first site of the body after

@@ -254,6 +254,7 @@ func TestEquivalence(t *testing.T) {
 		skip     []string // exports that never return (TestInterrupt runs them)
 	}{
 		{"features", watFile("testdata/features.wat"), api.CoreFeaturesV2, nil},
+		{"dispatch loops", watFile("testdata/dispatch.wat"), api.CoreFeaturesV2, nil},
 		{"runaway (finite part)", watFile("testdata/runaway.wat"), api.CoreFeaturesV2,
 			[]string{"spin", "spin_if", "exp", "exp_indirect"}},
 		{"atomics", watFile("testdata/atomics.wat"), api.CoreFeaturesV2 | experimental.CoreFeaturesThreads, nil},

@@ -122,24 +122,30 @@ func TestStructure(t *testing.T) {
 		name     string
 		wasm     func(t testing.TB) []byte
 		features api.CoreFeatures
+		threaded int // branches threaded (see thread.go); -1: at least one
 	}
 	wat := func(path string) func(t testing.TB) []byte {
 		return func(t testing.TB) []byte { return testbuild.WAT(t, path) }
 	}
 	tests := []tc{
-		{"features.wat", wat("testdata/features.wat"), api.CoreFeaturesV2},
-		{"runaway.wat", wat("testdata/runaway.wat"), api.CoreFeaturesV2},
-		{"tailcall.wat", wat("testdata/tailcall.wat"), api.CoreFeaturesV2 | experimental.CoreFeaturesTailCall},
-		{"atomics.wat", wat("testdata/atomics.wat"), api.CoreFeaturesV2 | experimental.CoreFeaturesThreads},
-		{"imports.wat", wat("testdata/imports.wat"), api.CoreFeaturesV2},
-		{"tight.wat", wat("testdata/tight.wat"), api.CoreFeaturesV2},
+		{"features.wat", wat("testdata/features.wat"), api.CoreFeaturesV2, 0},
+		{"runaway.wat", wat("testdata/runaway.wat"), api.CoreFeaturesV2, 0},
+		{"tailcall.wat", wat("testdata/tailcall.wat"), api.CoreFeaturesV2 | experimental.CoreFeaturesTailCall, 0},
+		{"atomics.wat", wat("testdata/atomics.wat"), api.CoreFeaturesV2 | experimental.CoreFeaturesThreads, 0},
+		{"imports.wat", wat("testdata/imports.wat"), api.CoreFeaturesV2, 0},
+		{"tight.wat", wat("testdata/tight.wat"), api.CoreFeaturesV2, 0},
+		{"dispatch.wat", wat("testdata/dispatch.wat"), api.CoreFeaturesV2, 8}, // as its comments say
 		// wasm-objdump (wabt 1.0.32) decodes neither try_table nor the typed
 		// function references opcodes, and stops at paddedModule's padded
 		// 0xfc sub-opcode: those modules are checked by TestEquivalence and
 		// the fuzz target only.
 	}
 	for _, g := range guests() {
-		tests = append(tests, tc{g.name, g.wasm, api.CoreFeaturesV2})
+		threaded := -1 // a Go guest
+		if g.name == "conformance-c" {
+			threaded = 0
+		}
+		tests = append(tests, tc{g.name, g.wasm, api.CoreFeaturesV2, threaded})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -148,8 +154,11 @@ func TestStructure(t *testing.T) {
 			out := mustInstrument(t, in)
 			checkSections(t, in, out)
 			st := checkStructure(t, in, out)
-			t.Logf("%d bytes in, %d bytes out, %d checks (%d entry checks elided), %d bulk operations charged",
-				len(in), len(out), st.checks, st.elided, st.charges)
+			t.Logf("%d bytes in, %d bytes out, %d checks (%d entry checks elided), %d bulk operations charged, %d branches threaded",
+				len(in), len(out), st.checks, st.elided, st.charges, st.threaded)
+			if tt.threaded >= 0 && st.threaded != tt.threaded || tt.threaded < 0 && st.threaded == 0 {
+				t.Errorf("%d branches threaded, want %d (-1: at least one)", st.threaded, tt.threaded)
+			}
 			if len(in) > 1<<20 {
 				return // compiling a Go guest takes seconds; TestGuests does it
 			}
