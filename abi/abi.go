@@ -6,6 +6,16 @@ import "strconv"
 // from its warden_abi_version export; the host rejects any other value.
 const Version = 1
 
+// FeatureGatheredOutput, a bit of [ExportHostFeatures]: the host reads
+// gathered outputs (docs/abi.md §7.1), whose first byte is
+// [GatheredOutputMark].
+const FeatureGatheredOutput = 1
+
+// GatheredOutputMark is the first byte of a gathered output: 0x00, which
+// no protobuf message starts with (field number 0 is invalid). Three zero
+// bytes follow it, then the chunks.
+const GatheredOutputMark = 0x00
+
 // Names of the exports a guest module provides. See docs/abi.md for the exact
 // WebAssembly signatures.
 const (
@@ -30,6 +40,10 @@ const (
 	// warden_hooks and again whenever that changes, so that the guest can
 	// skip warden.log calls the host would drop.
 	ExportLogLevel = "warden_log_level"
+	// ExportHostFeatures is (features i32) -> () (optional): the host calls
+	// it once, after warden_hooks, with the bits of the optional ABI
+	// features it implements ([FeatureGatheredOutput]).
+	ExportHostFeatures = "warden_host_features"
 	// ExportServers is the servers hook, (ptr i32, len i32) -> i64.
 	ExportServers = "warden_servers"
 	// ExportCredentials is the credentials hook, (ptr i32, len i32) -> i64.

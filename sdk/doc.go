@@ -53,8 +53,9 @@
 // # Outputs
 //
 // The output methods record a decision each, written into the encoded
-// output at once (strings are copied: a handler may pass views of the
-// input). A reason is given in parts that are concatenated, so that building
+// output at once (a handler may pass views of the input: strings are
+// copied, or, when the host reads gathered outputs, referred to where they
+// are and kept alive until the host has copied them after the call). A reason is given in parts that are concatenated, so that building
 // it allocates nothing:
 //
 //	out.Disable(s.Name(), "host ", host, " is not in the allow list")
@@ -112,8 +113,11 @@
 //     call (≈0.1 µs in the guest), and the input, the parsed views and the
 //     output are fields of one Policy value;
 //   - a short decision (name and reason below 128 bytes, a reason of at most
-//     three parts) is written by a fast path that copies only the non-empty
-//     parts; anything else goes through package abi's encoder;
+//     three parts) is written by a fast path: six stores of a gathered
+//     output (docs/abi.md §7.1), which refers to the name and the reason's
+//     parts where they are, when the host reads those (warden does),
+//     otherwise a copy of the non-empty parts; anything else goes through
+//     package abi's encoder;
 //   - URLHost and HostIn have loop-free versions in wasm builds
 //     (helpers_fast.go) that compare 8 bytes at a time; a HostSet prepares
 //     its patterns once, where HostIn checks per call that its list is the

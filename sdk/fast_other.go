@@ -5,6 +5,9 @@ package sdk
 // fastHelpers: see fast_wasm.go.
 const fastHelpers = false
 
+// addr is never called natively: outputs are gathered in wasm guests only.
+func addr(string) uint64 { panic("sdk: gathered output in a native build") }
+
 // load64 reads the first 8 bytes of s as a little-endian word.
 func load64(s string) uint64 {
 	_ = s[7]

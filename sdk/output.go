@@ -8,12 +8,18 @@ import (
 	"github.com/warden-mcp/warden/abi"
 )
 
-// The output builders write each decision straight into the encoded output
-// (protobuf wire, docs/abi.md §7) when it is recorded: strings are copied at
-// once, so a handler may pass views of the input, constants, or pieces of a
-// reason that are never joined in memory. The common decision (a short name
-// and reason) is written by a straight-line fast path; anything else by the
-// general encoder of package abi.
+// The output builders write each decision into the output when it is
+// recorded, so a handler may pass views of the input, constants, or pieces
+// of a reason that are never joined in memory. The common decision (a short
+// name and reason) is written by a straight-line fast path; anything else
+// by the general encoder of package abi.
+//
+// The output is protobuf wire (docs/abi.md §7), with the strings copied in;
+// or, in a wasm guest whose host reads them (warden_host_features), a
+// gathered output (§7.1): the same bytes described as chunks, literals for
+// the tags and lengths and references for the strings, which the host
+// copies after the call. A copy in the guest is a call to its memmove (and
+// every live value spilled around it); a reference is one store.
 
 // Field tags of the outputs.
 const (
@@ -68,17 +74,61 @@ type out struct {
 	tmp    []byte // scratch: a field (tag, length, body) of the general path
 	body   []byte // scratch: a decision encoded by the general path
 	reason []byte // scratch: a reason joined from parts
+
+	// gather: write a gathered output, whose chunks refer to strings
+	// where they are; set when the host says it reads them. keep holds the
+	// bytes referred to, so that the garbage collector leaves them in place
+	// until the host has read them, after the call (a view of the input or
+	// a constant needs it not, but telling them apart costs as much). It is
+	// truncated, not cleared, at each call: what it holds from the last one
+	// stays alive until overwritten (clearing it costs a call to the
+	// runtime's bulk write barrier).
+	gather bool
+	keep   []unsafe.Pointer
 }
 
-func (o *out) reset() { o.n = 0 }
+// gatherHeader is the first word of a gathered output: the mark byte and
+// three zero bytes.
+const gatherHeader = abi.GatheredOutputMark
+
+func (o *out) reset() {
+	o.n = 0
+	if o.gather {
+		if len(o.buf) < 4 {
+			o.grow(4)
+		}
+		binary.LittleEndian.PutUint32(o.buf, gatherHeader)
+		o.n = 4
+		o.keep = o.keep[:0]
+	}
+}
 
 // finish returns the encoded output.
-func (o *out) finish() []byte { return o.buf[:o.n] }
+// finish returns the encoded output (empty when a gathered output has no
+// chunk).
+func (o *out) finish() []byte {
+	if o.gather && o.n == 4 {
+		return nil
+	}
+	return o.buf[:o.n]
+}
 
-// fail replaces the output with only the error err.
+// ref returns the chunk referring to s (docs/abi.md §7.1: its length, then
+// its address); the caller keeps s's bytes alive (out.keep). Only wasm
+// guests gather.
+func ref(s string) uint64 { return uint64(len(s)) | addr(s)<<32 }
+
+// data is the pointer that keeps s's bytes alive.
+func data(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }
+
+// lit4 is the chunk holding the 4-byte literal v (little-endian).
+func lit4(v uint32) uint64 { return 1<<31 | 4 | uint64(v)<<32 }
+
+// fail replaces the output with only the error err (a plain protobuf
+// output, also when gathering).
 func (o *out) fail(err error) ([]byte, error) {
 	o.n = 0
-	o.appendBytes(appendError(o.tmp[:0], err.Error()))
+	o.appendRaw(appendError(o.tmp[:0], err.Error()))
 	return o.buf[:o.n], err
 }
 
@@ -87,8 +137,25 @@ func (o *out) fail(err error) ([]byte, error) {
 // called again).
 func (o *out) setFail(msg string) { o.appendBytes(appendError(o.tmp[:0], failMsg(msg))) }
 
-// appendBytes appends b, growing buf when needed.
+// appendBytes appends the encoded bytes b to the output: as they are, or
+// as a literal chunk when gathering.
 func (o *out) appendBytes(b []byte) {
+	if !o.gather {
+		o.appendRaw(b)
+		return
+	}
+	pad := -len(b) & 3
+	if len(o.buf)-o.n < 4+len(b)+pad {
+		o.grow(4 + len(b) + pad)
+	}
+	binary.LittleEndian.PutUint32(o.buf[o.n:], 1<<31|uint32(len(b)))
+	k := o.n + 4 + copy(o.buf[o.n+4:], b)
+	clear(o.buf[k : k+pad])
+	o.n = k + pad
+}
+
+// appendRaw appends b, growing buf when needed.
+func (o *out) appendRaw(b []byte) {
 	if len(o.buf)-o.n < len(b) {
 		o.grow(len(b))
 	}
@@ -156,6 +223,25 @@ func (o *ServersOutput) add(name string, a abi.ServerAction, reason []string) {
 	nl, rl := len(name), len(r0)+len(r1)+len(r2)
 	body := 6 + nl + rl
 	n := o.n
+	if o.gather {
+		// The same bytes as six chunks: the literal 0a <len> 0a <len>, name,
+		// the literal 10 <action> 1a <len>, and each reason part (an absent
+		// one: a reference of length 0).
+		if (nl|rl|body)>>7|nr>>2|(len(o.buf)-n-48)>>63|int(uint32(a)>>7) != 0 {
+			o.addGeneral(name, a, reason, nil, nil)
+			return
+		}
+		b := (*[48]byte)(o.buf[n:])
+		binary.LittleEndian.PutUint64(b[0:], lit4(tagDecisions|uint32(body)<<8|(1<<3|2)<<16|uint32(nl)<<24))
+		binary.LittleEndian.PutUint64(b[8:], ref(name))
+		binary.LittleEndian.PutUint64(b[16:], lit4(2<<3|uint32(a)<<8|(3<<3|2)<<16|uint32(rl)<<24))
+		binary.LittleEndian.PutUint64(b[24:], ref(r0))
+		binary.LittleEndian.PutUint64(b[32:], ref(r1))
+		binary.LittleEndian.PutUint64(b[40:], ref(r2))
+		o.keep = append(o.keep, data(name), data(r0), data(r1), data(r2))
+		o.n = n + 48
+		return
+	}
 	if (nl|rl|body)>>7|nr>>2|(len(o.buf)-n-2-body)>>63|int(uint32(a)>>7) != 0 {
 		o.addGeneral(name, a, reason, nil, nil)
 		return
@@ -249,8 +335,23 @@ func (o *CredentialsOutput) add(index int, a abi.CredentialAction, reason []stri
 		o.addMessage(tagDecisions, o.body)
 		return
 	}
+	head := tagDecisions | uint64(body)<<8 | 1<<3<<16 | uint64(index)<<24 | 2<<3<<32 | uint64(a)<<40 | (3<<3|2)<<48 | uint64(rl)<<56
+	if o.gather { // a literal chunk of the 8 bytes, then the parts (see ServersOutput.add)
+		if (len(o.buf)-n-36)>>63 != 0 {
+			o.grow(36)
+		}
+		b := (*[36]byte)(o.buf[n:])
+		binary.LittleEndian.PutUint32(b[0:], 1<<31|8)
+		binary.LittleEndian.PutUint64(b[4:], head)
+		binary.LittleEndian.PutUint64(b[12:], ref(r0))
+		binary.LittleEndian.PutUint64(b[20:], ref(r1))
+		binary.LittleEndian.PutUint64(b[28:], ref(r2))
+		o.keep = append(o.keep, data(r0), data(r1), data(r2))
+		o.n = n + 36
+		return
+	}
 	b := o.buf[n : n+2+body]
-	binary.LittleEndian.PutUint64(b, tagDecisions|uint64(body)<<8|1<<3<<16|uint64(index)<<24|2<<3<<32|uint64(a)<<40|(3<<3|2)<<48|uint64(rl)<<56)
+	binary.LittleEndian.PutUint64(b, head)
 	k := 8
 	k += copy(b[k:], r0)
 	k += copy(b[k:], r1)

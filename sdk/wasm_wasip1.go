@@ -25,6 +25,16 @@ func wardenHooks() int32 { return int32(module.hooks) }
 //go:wasmexport warden_log_level
 func wardenLogLevel(level int32) { module.minLog = LogLevel(level) }
 
+// wardenHostFeatures records the optional ABI features the host
+// implements: with abi.FeatureGatheredOutput, hook outputs refer to
+// strings in place instead of copying them (see out in output.go).
+//
+//go:wasmexport warden_host_features
+func wardenHostFeatures(features uint32) {
+	g := features&abi.FeatureGatheredOutput != 0
+	module.serversOut.gather, module.credentialsOut.gather = g, g
+}
+
 // maxInput bounds warden_alloc; larger requests get 0 (out of memory) rather
 // than a runtime abort.
 const maxInput = 1 << 30

@@ -213,7 +213,7 @@ func TestModulesFollowABI(t *testing.T) {
 				exports = append(exports, name)
 			}
 			sort.Strings(exports)
-			want := []string{"_initialize", "warden_abi_version", "warden_alloc", "warden_credentials", "warden_hooks", "warden_log_level", "warden_servers", "warden_tool_call"}
+			want := []string{"_initialize", "warden_abi_version", "warden_alloc", "warden_credentials", "warden_hooks", "warden_host_features", "warden_log_level", "warden_servers", "warden_tool_call"}
 			if !slices.Equal(exports, want) {
 				t.Fatalf("exports = %v, want %v", exports, want)
 			}

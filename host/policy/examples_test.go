@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/warden-mcp/warden/abi"
@@ -158,6 +160,56 @@ func TestGoExamplePolicies(t *testing.T) {
 
 func eqDecision(a, b decision) bool {
 	return a.name == b.name && a.action == b.action && a.reason == b.reason && slices.Equal(a.deny, b.deny)
+}
+
+// TestGoGuestOutputs: the outputs of a Go guest that records decisions of
+// every shape, gathered (docs/abi.md §7.1) under warden, read back as
+// written — among them heap strings the output refers to while the guest's
+// garbage collector runs and reuses freed memory.
+func TestGoGuestOutputs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rt := newRuntime(t, Config{})
+	m := mustLoad(t, rt, LoadOptions{ID: "go-outputs", Wasm: testbuild.GoGuest(t, filepath.Join("testdata", "goguests", "outputs")),
+		MemoEntries: -1, Limits: Limits{Timeout: 5 * time.Second}})
+	in := serversIn("t")
+	in.Servers = []abi.Server{{Name: "fs", Transport: "stdio"}, {Name: "docs", Transport: "http", URL: "https://docs.example.com/"}}
+	for call := range 3 { // the first call grows the buffers; later ones reuse them
+		out, err := m.Servers(ctx, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []abi.ServerDecision{
+			{Name: "fs", Action: abi.ServerHide, Reason: "input view fs"},
+			{Name: "docs", Action: abi.ServerHide, Reason: "input view docs"},
+			{Name: "plain", Action: abi.ServerExpose},
+			{Name: strings.Repeat("n", 200), Action: abi.ServerDisable, Reason: "long name"},
+			{Name: "five", Action: abi.ServerDisable, Reason: "abcde"},
+			{Name: "long-reason", Action: abi.ServerDisable, Reason: strings.Repeat("r", 130)},
+			{Name: "tools", Action: abi.ServerExpose, AllowTools: []string{"echo", "add"}},
+			{Name: "heap", Action: abi.ServerDisable, Reason: "built 12345 at run time"},
+		}
+		if diff := cmp.Diff(want, out.Decisions, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("call %d: servers decisions (-want +got):\n%s", call, diff)
+		}
+		creds := make([]abi.Credential, 201) // the guest decides on index 200
+		for i := range creds {
+			creds[i] = abi.Credential{Kind: "bearer_env", Name: "Authorization", EnvVar: "TOKEN", Owner: "local"}
+		}
+		cout, err := m.Credentials(ctx, &abi.CredentialsInput{Thread: abi.Thread{ID: "t"}, Server: abi.Server{Name: "fs", Credentials: creds}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantCred := []abi.CredentialDecision{
+			{Index: 0, Action: abi.CredentialDeny, Reason: "secret"},
+			{Index: 1, Action: abi.CredentialExecutor, Reason: "route 7 via heap"},
+			{Index: 2, Action: abi.CredentialLocal},
+			{Index: 200, Action: abi.CredentialDeny, Reason: "index of 128 or more"},
+		}
+		if diff := cmp.Diff(wantCred, cout.Decisions, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("call %d: credentials decisions (-want +got):\n%s", call, diff)
+		}
+	}
 }
 
 // TestGoGuestFailures checks how Go runtime failures inside a guest surface.

@@ -188,6 +188,7 @@ func (r *Runtime) validateModule(cm wazero.CompiledModule, limits Limits) (prese
 		{abi.ExportAlloc, []api.ValueType{i32}, []api.ValueType{i32}, true},
 		{abi.ExportHooks, nil, []api.ValueType{i32}, false},
 		{abi.ExportLogLevel, []api.ValueType{i32}, nil, false},
+		{abi.ExportHostFeatures, []api.ValueType{i32}, nil, false},
 		{abi.ExportInitialize, nil, nil, false},
 	}
 	for _, h := range abi.Hooks() {

@@ -176,6 +176,22 @@ func TestWATGuestServers(t *testing.T) {
 	})
 }
 
+// TestGatheredOutput: a gathered output (docs/abi.md §7.1) from a
+// non-Go guest, a literal chunk and a reference, gives the same output as
+// the protobuf bytes it describes. (The Go SDK's gathered outputs are
+// exercised by every example policy test; the malformed ones by
+// TestAdversarialGuests.)
+func TestGatheredOutput(t *testing.T) {
+	rt := newRuntime(t, Config{})
+	m := mustLoad(t, rt, LoadOptions{ID: "evil", Wasm: wat(t, "evil"), MemoEntries: -1})
+	out, err := m.Servers(context.Background(), serversIn("g"))
+	checkGood(t, out, err)
+	raw, err := m.AppendCall(context.Background(), abi.HookServers, serversIn("g").AppendTo(nil), []byte("prefix:"))
+	if want := "prefix:\x0a\x13\x0a\x02fs\x10\x02\x1a\x0bwat says no"; err != nil || string(raw) != want {
+		t.Fatalf("AppendCall = %q, %v; want %q", raw, err, want)
+	}
+}
+
 // adversarialCase is one misbehaviour of evil.wat, selected by the last
 // byte of the input (the thread id).
 type adversarialCase struct {
@@ -239,6 +255,11 @@ func TestAdversarialGuests(t *testing.T) {
 		{name: "output out of bounds", mode: "O", cause: CauseMalformedOutput, text: p + "malformed output: [0xffff0000, 0xffff0064) is outside the 131072-byte guest memory", discard: true},
 		{name: "output over cap", mode: "S", cause: CauseOutputTooLarge, text: p + "output of 2097152 bytes exceeds the 1048576-byte cap", discard: true},
 		{name: "guest error", mode: "E", cause: CauseGuestError, text: p + "guest reported error: nope", discard: false},
+		{name: "gathered: bad header", mode: "h", cause: CauseMalformedOutput, text: p + "malformed gathered output: bad header 00 01 00 00", discard: true},
+		{name: "gathered: reference out of bounds", mode: "r", cause: CauseMalformedOutput, text: p + "malformed gathered output: reference [0xfffffff0, 0x100000000) at byte 4 is outside the 131072-byte guest memory", discard: true},
+		{name: "gathered: literal past the end", mode: "l", cause: CauseMalformedOutput, text: p + "malformed gathered output: literal of 64 bytes at byte 4 runs past the output", discard: true},
+		{name: "gathered: truncated chunk", mode: "k", cause: CauseMalformedOutput, text: p + "malformed gathered output: truncated chunk at byte 4", discard: true},
+		{name: "gathered: over cap", mode: "z", cause: CauseOutputTooLarge, text: p + "gathered output exceeds the 1048576-byte cap", discard: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -722,10 +743,10 @@ func TestSandbox(t *testing.T) {
 	probe := func(id string) []byte {
 		m := mustLoad(t, rt, LoadOptions{ID: id, Wasm: wat(t, "sandbox")})
 		out, err := m.Call(context.Background(), abi.HookToolCall, nil)
-		if err != nil || len(out) != 52 {
+		if err != nil || len(out) != 56 || string(out[:4]) != "sbx:" {
 			t.Fatalf("probe: %x, %v", out, err)
 		}
-		return out
+		return out[4:]
 	}
 	a, b := probe("sandbox-a"), probe("sandbox-b")
 	le := binary.LittleEndian

@@ -10,6 +10,10 @@
 ;;   O  output pointer out of bounds       S  output of 2 MiB (over the cap)
 ;;   E  output with the error field set    W  log spam (1000 messages)
 ;;   R  stack overflow (unbounded recursion)
+;; and gathered outputs (docs/abi.md §7.1):
+;;   g  the good answer, gathered          h  a bad header
+;;   r  a reference outside memory         l  a literal past the output's end
+;;   k  a truncated chunk                  z  32 references of 64 KiB (over the cap)
 ;; warden_alloc refuses (returns 0) anything over 32 KiB.
 (module
   (import "wasi_snapshot_preview1" "proc_exit" (func $proc_exit (param i32)))
@@ -19,6 +23,14 @@
   (data (i32.const 64) "\7a\04nope")                             ;; ServersOutput{error: "nope"}
   (data (i32.const 96) "\ff\ff\ff\ff\ff\ff\ff\ff\ff\ff\ff")      ;; 11 bytes of garbage
   (data (i32.const 128) "evil guest called")                     ;; 17 bytes
+  ;; g: a literal of the good answer's first 6 bytes, a reference to its
+  ;; other 15 (at 22)
+  (data (i32.const 256) "\00\00\00\00" "\06\00\00\80\0a\13\0a\02fs\00\00" "\0f\00\00\00\16\00\00\00") ;; 24 bytes
+  (data (i32.const 288) "\00\01\00\00")                                   ;; h: 4 bytes
+  (data (i32.const 296) "\00\00\00\00" "\10\00\00\00\f0\ff\ff\ff")         ;; r: 12 bytes
+  (data (i32.const 312) "\00\00\00\00" "\40\00\00\80\0a\00")               ;; l: 10 bytes
+  (data (i32.const 328) "\00\00\00\00" "\05\00\00\00")                     ;; k: 8 bytes
+  (data (i32.const 344) "\00\00\00\00" "\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00\00\00\01\00\00\00\00\00")                  ;; z: 260 bytes
 
   (func (export "warden_abi_version") (result i32) (i32.const 1))
 
@@ -65,6 +77,18 @@
       (then (return (i64.const 0xffff000000000064))))
     (if (i32.eq (local.get $mode) (i32.const 0x53)) ;; S: (0 << 32) | 2097152
       (then (return (i64.const 2097152))))
+    (if (i32.eq (local.get $mode) (i32.const 0x67)) ;; g: (256 << 32) | 24
+      (then (return (i64.const 0x0000010000000018))))
+    (if (i32.eq (local.get $mode) (i32.const 0x68)) ;; h: (288 << 32) | 4
+      (then (return (i64.const 0x0000012000000004))))
+    (if (i32.eq (local.get $mode) (i32.const 0x72)) ;; r: (296 << 32) | 12
+      (then (return (i64.const 0x000001280000000c))))
+    (if (i32.eq (local.get $mode) (i32.const 0x6c)) ;; l: (312 << 32) | 10
+      (then (return (i64.const 0x000001380000000a))))
+    (if (i32.eq (local.get $mode) (i32.const 0x6b)) ;; k: (328 << 32) | 8
+      (then (return (i64.const 0x0000014800000008))))
+    (if (i32.eq (local.get $mode) (i32.const 0x7a)) ;; z: (344 << 32) | 260
+      (then (return (i64.const 0x0000015800000104))))
     (if (i32.eq (local.get $mode) (i32.const 0x45)) ;; E: (64 << 32) | 6
       (then (return (i64.or (i64.shl (i64.const 64) (i64.const 32)) (i64.const 6)))))
     (if (i32.eq (local.get $mode) (i32.const 0x57)) ;; W

@@ -1,4 +1,6 @@
-;; Probes the WASI sandbox. tool_call returns 52 bytes at offset 256:
+;; Probes the WASI sandbox. tool_call returns "sbx:" and 52 bytes at offset
+;; 256 (the prefix keeps the first byte from being 0x00, which would make
+;; the host read the output as a gathered one, docs/abi.md §7.1):
 ;;    0  u64  clock_time_get(realtime)
 ;;    8  u64  clock_time_get(monotonic)
 ;;   16  16 random bytes (random_get)
@@ -12,6 +14,7 @@
   (import "wasi_snapshot_preview1" "args_sizes_get" (func $args (param i32 i32) (result i32)))
   (import "wasi_snapshot_preview1" "fd_prestat_get" (func $prestat (param i32 i32) (result i32)))
   (memory (export "memory") 2)
+  (data (i32.const 252) "sbx:")
   (func (export "warden_abi_version") (result i32) (i32.const 1))
   (func (export "warden_alloc") (param i32) (result i32) (i32.const 65536))
   (func (export "warden_tool_call") (param i32 i32) (result i64)
@@ -21,5 +24,5 @@
     (drop (call $env (i32.const 288) (i32.const 292)))
     (drop (call $args (i32.const 296) (i32.const 300)))
     (i32.store (i32.const 304) (call $prestat (i32.const 3) (i32.const 512)))
-    (i64.or (i64.shl (i64.const 256) (i64.const 32)) (i64.const 52)))
+    (i64.or (i64.shl (i64.const 252) (i64.const 32)) (i64.const 56)))
 )
