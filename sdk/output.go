@@ -91,16 +91,24 @@ type out struct {
 // three zero bytes.
 const gatherHeader = abi.GatheredOutputMark
 
+// reset starts an output. It is inlined into the hook call: a gathered
+// output's header is rewritten every time (fail writes a plain output over
+// it), into a buffer setGather made large enough.
 func (o *out) reset() {
 	o.n = 0
 	if o.gather {
-		if len(o.buf) < 4 {
-			o.grow(4)
-		}
 		binary.LittleEndian.PutUint32(o.buf, gatherHeader)
 		o.n = 4
 		o.keep = o.keep[:0]
 	}
+}
+
+// setGather switches gathered outputs on or off.
+func (o *out) setGather(on bool) {
+	if len(o.buf) < 512 {
+		o.grow(512)
+	}
+	o.gather = on
 }
 
 // finish returns the encoded output.

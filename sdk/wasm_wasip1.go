@@ -32,7 +32,8 @@ func wardenLogLevel(level int32) { module.minLog = LogLevel(level) }
 //go:wasmexport warden_host_features
 func wardenHostFeatures(features uint32) {
 	g := features&abi.FeatureGatheredOutput != 0
-	module.serversOut.gather, module.credentialsOut.gather = g, g
+	module.serversOut.setGather(g)
+	module.credentialsOut.setGather(g)
 }
 
 // maxInput bounds warden_alloc; larger requests get 0 (out of memory) rather
