@@ -103,14 +103,6 @@ func (o *out) reset() {
 	}
 }
 
-// setGather switches gathered outputs on or off.
-func (o *out) setGather(on bool) {
-	if len(o.buf) < 512 {
-		o.grow(512)
-	}
-	o.gather = on
-}
-
 // finish returns the encoded output.
 // finish returns the encoded output (empty when a gathered output has no
 // chunk).

@@ -36,6 +36,15 @@ func wardenHostFeatures(features uint32) {
 	module.credentialsOut.setGather(g)
 }
 
+// setGather switches gathered outputs on or off, with an output buffer
+// large enough for reset to store the header unchecked.
+func (o *out) setGather(on bool) {
+	if len(o.buf) < 512 {
+		o.grow(512)
+	}
+	o.gather = on
+}
+
 // maxInput bounds warden_alloc; larger requests get 0 (out of memory) rather
 // than a runtime abort.
 const maxInput = 1 << 30
