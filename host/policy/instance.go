@@ -2,7 +2,6 @@ package policy
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -314,45 +313,14 @@ func (in *instance) invoke(ctx context.Context, hook abi.Hook, input, dst []byte
 }
 
 // gather appends to dst the output the gathered output buf describes
-// (docs/abi.md §7.1): the concatenation of its chunks, each a literal or a
-// reference to guest memory, within the output cap.
+// (gatherOutput), reading references from the instance's memory.
 func (in *instance) gather(buf, dst []byte) ([]byte, *Error) {
 	mem, _ := in.mem.Read(0, in.mem.Size())
-	if len(buf) < 4 || buf[1]|buf[2]|buf[3] != 0 {
-		return nil, in.fail(CauseMalformedOutput, nil, "malformed gathered output: bad header % x", buf[:min(len(buf), 4)])
+	out, cause, err := gatherOutput(dst, buf, mem, in.m.limits.MaxOutputBytes)
+	if err != nil {
+		return nil, in.fail(cause, nil, "%v", err)
 	}
-	limit := uint64(len(dst)) + uint64(in.m.limits.MaxOutputBytes)
-	for p := 4; p < len(buf); {
-		if len(buf)-p < 4 {
-			return nil, in.fail(CauseMalformedOutput, nil, "malformed gathered output: truncated chunk at byte %d", p)
-		}
-		w := binary.LittleEndian.Uint32(buf[p:])
-		n := uint64(w &^ (1 << 31))
-		var chunk []byte
-		if w&(1<<31) != 0 { // a literal: n bytes, padded to a multiple of 4
-			end := uint64(p) + 4 + n
-			if end > uint64(len(buf)) {
-				return nil, in.fail(CauseMalformedOutput, nil, "malformed gathered output: literal of %d bytes at byte %d runs past the output", n, p)
-			}
-			chunk = buf[p+4 : end]
-			p = int(end + (-n & 3))
-		} else { // a reference: n bytes at ptr
-			if len(buf)-p < 8 {
-				return nil, in.fail(CauseMalformedOutput, nil, "malformed gathered output: truncated chunk at byte %d", p)
-			}
-			ptr := uint64(binary.LittleEndian.Uint32(buf[p+4:]))
-			if ptr+n > uint64(len(mem)) {
-				return nil, in.fail(CauseMalformedOutput, nil, "malformed gathered output: reference [%#x, %#x) at byte %d is outside the %d-byte guest memory", ptr, ptr+n, p, len(mem))
-			}
-			chunk = mem[ptr : ptr+n]
-			p += 8
-		}
-		if uint64(len(dst))+uint64(len(chunk)) > limit {
-			return nil, in.fail(CauseOutputTooLarge, nil, "gathered output exceeds the %d-byte cap", in.m.limits.MaxOutputBytes)
-		}
-		dst = append(dst, chunk...)
-	}
-	return dst, nil
+	return out, nil
 }
 
 // classify turns the outcome of a guest call into a *Error: err is what
