@@ -9,7 +9,9 @@
 //
 // Builds are cached for the lifetime of the test process (keyed by the
 // absolute source path), so many tests and benchmarks can ask for the same
-// guest cheaply. The cache is the only package-level state; it is guarded by
+// guest cheaply. A build reads its sources in the test process too (see
+// recordInputs), so that go test's result cache sees them: editing a guest
+// reruns the tests that build it. The cache is the only package-level state; it is guarded by
 // a mutex and holds only immutable build results.
 package testbuild
 
@@ -57,6 +59,7 @@ func WAT(tb testing.TB, path string) []byte {
 		tb.Fatalf("testbuild.WAT(%q): %v", path, err)
 	}
 	wasm, err := cached("wat:"+abs, func() ([]byte, error) {
+		recordInputs(abs)
 		dir, err := os.MkdirTemp("", "warden-testbuild-wat-")
 		if err != nil {
 			return nil, err
@@ -110,6 +113,12 @@ func GoGuest(tb testing.TB, dir string) []byte {
 }
 
 func buildGo(abs string) ([]byte, error) {
+	// The guest's own packages, and the SDK and ABI packages of this
+	// module that every guest builds against.
+	recordInputs(abs)
+	if root := moduleRoot(abs); root != "" {
+		recordInputs(filepath.Join(root, "go.mod"), filepath.Join(root, "sdk"), filepath.Join(root, "abi"))
+	}
 	gotool, err := goTool()
 	if err != nil {
 		return nil, err
@@ -173,6 +182,7 @@ func C(tb testing.TB, dir string) []byte {
 }
 
 func buildC(abs string) ([]byte, error) {
+	recordInputs(abs)
 	srcs, err := filepath.Glob(filepath.Join(abs, "*.c"))
 	if err != nil {
 		return nil, err
@@ -220,6 +230,40 @@ func findTool(name, pkg string) (string, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("%s (from %s) not found in PATH: run `make tools` to install it", name, pkg)
+}
+
+// recordInputs reads the source files at paths (files, or directories
+// walked recursively: .go, .wat, .c, .h, go.mod), for nothing but go test's
+// result cache, which hashes the files a test opens and reuses a cached
+// result only while they are unchanged. The compilers run in subprocesses,
+// whose reads it cannot see.
+func recordInputs(paths ...string) {
+	for _, p := range paths {
+		_ = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return nil
+			}
+			switch filepath.Ext(path) {
+			case ".go", ".wat", ".c", ".h", ".mod":
+				_, _ = os.ReadFile(path)
+			}
+			return nil
+		})
+	}
+}
+
+// moduleRoot returns the directory of the go.mod above dir, or "".
+func moduleRoot(dir string) string {
+	for d := dir; ; {
+		if fileExists(filepath.Join(d, "go.mod")) {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
 }
 
 func fileExists(p string) bool {
