@@ -16,6 +16,11 @@ const FeatureGatheredOutput = 1
 // bytes follow it, then the chunks.
 const GatheredOutputMark = 0x00
 
+// GatheredLiteral is the bit of a gathered output's chunk word that makes
+// the chunk a literal (the bytes follow); without it the chunk is a
+// reference (an address follows). The other bits are the length.
+const GatheredLiteral = 1 << 31
+
 // Names of the exports a guest module provides. See docs/abi.md for the exact
 // WebAssembly signatures.
 const (

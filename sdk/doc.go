@@ -55,7 +55,8 @@
 // The output methods record a decision each, written into the encoded
 // output at once (a handler may pass views of the input: strings are
 // copied, or, when the host reads gathered outputs, referred to where they
-// are and kept alive until the host has copied them after the call). A reason is given in parts that are concatenated, so that building
+// are and kept alive until the host has copied them after the call). A
+// reason is given in parts that are concatenated, so that building
 // it allocates nothing:
 //
 //	out.Disable(s.Name(), "host ", host, " is not in the allow list")

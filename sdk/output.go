@@ -122,7 +122,7 @@ func ref(s string) uint64 { return uint64(len(s)) | addr(s)<<32 }
 func data(s string) unsafe.Pointer { return unsafe.Pointer(unsafe.StringData(s)) }
 
 // lit4 is the chunk holding the 4-byte literal v (little-endian).
-func lit4(v uint32) uint64 { return 1<<31 | 4 | uint64(v)<<32 }
+func lit4(v uint32) uint64 { return abi.GatheredLiteral | 4 | uint64(v)<<32 }
 
 // fail replaces the output with only the error err (a plain protobuf
 // output, also when gathering).
@@ -148,7 +148,7 @@ func (o *out) appendBytes(b []byte) {
 	if len(o.buf)-o.n < 4+len(b)+pad {
 		o.grow(4 + len(b) + pad)
 	}
-	binary.LittleEndian.PutUint32(o.buf[o.n:], 1<<31|uint32(len(b)))
+	binary.LittleEndian.PutUint32(o.buf[o.n:], abi.GatheredLiteral|uint32(len(b)))
 	k := o.n + 4 + copy(o.buf[o.n+4:], b)
 	clear(o.buf[k : k+pad])
 	o.n = k + pad
@@ -341,7 +341,7 @@ func (o *CredentialsOutput) add(index int, a abi.CredentialAction, reason []stri
 			o.grow(36)
 		}
 		b := (*[36]byte)(o.buf[n:])
-		binary.LittleEndian.PutUint32(b[0:], 1<<31|8)
+		binary.LittleEndian.PutUint32(b[0:], abi.GatheredLiteral|8)
 		binary.LittleEndian.PutUint64(b[4:], head)
 		binary.LittleEndian.PutUint64(b[12:], ref(r0))
 		binary.LittleEndian.PutUint64(b[20:], ref(r1))

@@ -23,9 +23,9 @@ const maxGuestErrorText = 1 << 10
 // into the instance's warden_alloc buffer (growing it only when too small);
 // the hook runs under a Limits.Timeout deadline; the output is bounds- and
 // size-checked and copied out (a gathered output, docs/abi.md §7.1, is
-// resolved into the bytes it describes). An instance that trapped, timed out, hit the
-// memory limit, exited or returned a bad output is closed and replaced in
-// the background, never reused.
+// resolved into the bytes it describes). An instance that trapped, timed
+// out, hit the memory limit, exited or returned a bad output is closed and
+// replaced in the background, never reused.
 //
 // Errors are *Error. Call does not look inside the output, so it never
 // reports CauseGuestError or a decoding CauseMalformedOutput; the typed

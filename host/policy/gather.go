@@ -3,6 +3,8 @@ package policy
 import (
 	"encoding/binary"
 	"fmt"
+
+	"github.com/warden-mcp/warden/abi"
 )
 
 // gatherOutput appends to dst the bytes the gathered output buf describes
@@ -14,7 +16,7 @@ import (
 // fault is CauseMalformedOutput. The error names the fault and its byte
 // offset in buf.
 func gatherOutput(dst, buf, mem []byte, max int) ([]byte, Cause, error) {
-	if len(buf) < 4 || buf[0]|buf[1]|buf[2]|buf[3] != 0 {
+	if len(buf) < 4 || buf[0] != abi.GatheredOutputMark || buf[1]|buf[2]|buf[3] != 0 {
 		return nil, CauseMalformedOutput, fmt.Errorf("malformed gathered output: bad header % x", buf[:min(len(buf), 4)])
 	}
 	limit := uint64(len(dst)) + uint64(max)
@@ -23,9 +25,9 @@ func gatherOutput(dst, buf, mem []byte, max int) ([]byte, Cause, error) {
 			return nil, CauseMalformedOutput, fmt.Errorf("malformed gathered output: truncated chunk at byte %d", p)
 		}
 		w := binary.LittleEndian.Uint32(buf[p:])
-		n := uint64(w &^ (1 << 31))
+		n := uint64(w &^ abi.GatheredLiteral)
 		var chunk []byte
-		if w&(1<<31) != 0 { // a literal: n bytes, padded to a multiple of 4
+		if w&abi.GatheredLiteral != 0 { // a literal: n bytes, padded to a multiple of 4
 			end := uint64(p) + 4 + n
 			if end > uint64(len(buf)) {
 				return nil, CauseMalformedOutput, fmt.Errorf("malformed gathered output: literal of %d bytes at byte %d runs past the output", n, p)

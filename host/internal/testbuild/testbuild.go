@@ -11,8 +11,8 @@
 // absolute source path), so many tests and benchmarks can ask for the same
 // guest cheaply. A build reads its sources in the test process too (see
 // recordInputs), so that go test's result cache sees them: editing a guest
-// reruns the tests that build it. The cache is the only package-level state; it is guarded by
-// a mutex and holds only immutable build results.
+// reruns the tests that build it. The cache is the only package-level
+// state; it is guarded by a mutex and holds only immutable build results.
 package testbuild
 
 import (

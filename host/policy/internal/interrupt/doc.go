@@ -161,10 +161,9 @@
 // which lands on the same instruction (thread.go has the exact pattern).
 // The local.set stays. In the example policies 86% of those jumps are
 // rewritten so (≈8,400 per module), and allow-hosts' servers hook takes 8%
-// less time. The rewrite changes
-// a label only: the output without the inserted code is the input with
-// those labels changed (TestStructure checks it against an independent
-// reading of wasm-objdump's text).
+// less time. The rewrite changes a label only: the output without the
+// inserted code is the input with those labels changed (TestStructure
+// checks it against an independent reading of wasm-objdump's text).
 //
 // # Why a budget, and why trips to Go
 //
