@@ -210,16 +210,19 @@ func itoa(v uint64) string {
 
 // flatWriter writes one flat message. Records are placed in a region
 // reserved up front, in the order they are written (depth first); strings
-// are appended after it. All positions are indexes into b; offsets written
-// into slots are relative to base, the start of the message.
+// follow it, in a region sized up front too (the callers count every byte),
+// so that writing a string is a copy, not an append. All positions are
+// indexes into b; offsets written into slots are relative to base, the
+// start of the message.
 type flatWriter struct {
 	b    []byte
 	base int // start of the message in b
 	next int // next free byte of the record region
+	s    int // next free byte of the string region
 }
 
-// begin reserves the header and a zeroed record region of size bytes
-// (root record included), with room for strBytes of strings after it, and
+// begin reserves the header, a zeroed record region of records bytes (root
+// record included) and a string region of strBytes bytes after it, and
 // writes the header.
 func (w *flatWriter) begin(kind Hook, records, strBytes int) {
 	w.base = len(w.b)
@@ -227,11 +230,20 @@ func (w *flatWriter) begin(kind Hook, records, strBytes int) {
 	if uint64(total) > 1<<32-1 {
 		panic("abi: flat input larger than 4 GiB")
 	}
-	w.b = slices.Grow(w.b, total)
-	w.b = w.b[:w.base+hdrSize+records]
-	clear(w.b[w.base:])
+	w.b = slices.Grow(w.b, total)[:w.base+total]
+	w.s = w.base + hdrSize + records
+	clear(w.b[w.base:w.s])
 	w.header(kind)
 	w.next = w.base + hdrSize
+}
+
+// end returns the message, checking that the string region was exactly
+// filled (a wrong count is a bug in this package).
+func (w *flatWriter) end() []byte {
+	if w.s != len(w.b) {
+		panic("abi: flat writer: string bytes miscounted")
+	}
+	return w.b
 }
 
 // header writes the header of a message of kind at w.base, with the root
@@ -268,9 +280,9 @@ func (w *flatWriter) str(slot int, s string) int {
 	if s == "" {
 		return 0
 	}
-	at := len(w.b)
+	at := w.s
 	w.ref(slot, at, len(s))
-	w.b = append(w.b, s...)
+	w.s = at + copy(w.b[at:], s)
 	return at
 }
 
@@ -279,8 +291,9 @@ func (w *flatWriter) bytes(slot int, s []byte) {
 	if len(s) == 0 {
 		return
 	}
-	w.ref(slot, len(w.b), len(s))
-	w.b = append(w.b, s...)
+	at := w.s
+	w.ref(slot, at, len(s))
+	w.s = at + copy(w.b[at:], s)
 }
 
 // strs writes a list of strings: an array of string slots.
@@ -450,7 +463,7 @@ func (m *ServersInput) AppendTo(b []byte) []byte {
 		w.str(p+rqURL, x.URL)
 		w.str(p+rqCommand, x.Command)
 	}
-	return w.b
+	return w.end()
 }
 
 // AppendTo appends the flat encoding of m (docs/abi.md §6) to b and returns
@@ -468,7 +481,7 @@ func (m *CredentialsInput) AppendTo(b []byte) []byte {
 	m.Server.write(&w, w.msg(root+ciServer, sizeServer))
 	w.str(root+ciRoute, m.Route)
 	m.Environment.write(&w, w.msg(root+ciEnvironment, sizeEnvironment))
-	return w.b
+	return w.end()
 }
 
 // AppendTo appends the flat encoding of m (docs/abi.md §6) to b and returns
@@ -487,5 +500,5 @@ func (m *ToolCallInput) AppendTo(b []byte) []byte {
 	w.str(root+tcTool, m.Tool)
 	w.bytes(root+tcArguments, m.Arguments)
 	w.str(root+tcCaller, m.Caller)
-	return w.b
+	return w.end()
 }
