@@ -111,7 +111,8 @@
 //   - a hook call checks the input's header in straight-line code, reads
 //     nothing else ahead, and resets the output by setting a length;
 //   - it recovers a handler's panic with a single deferred call per hook
-//     call (≈60 ns in the guest), and the input, the parsed views and the
+//     call (≈60 ns in the guest before the host pinned the stack pointer,
+//     unmeasurable since), and the input, the parsed views and the
 //     output are fields of one Policy value;
 //   - a short decision (name and reason below 128 bytes, a reason of at most
 //     three parts) is written by a fast path: six stores of a gathered
@@ -130,8 +131,10 @@
 //     around it; TestViewsInlineThroughSDK checks it).
 //
 // Measured (BenchmarkServersHook in host/policy, 20 servers, through the
-// host, interrupts on): allow-hosts ≈1.18 µs per call (5.1–5.3× its
-// native build), of which ≈0.18 µs is the host's own cost per call.
+// host, interrupts on): allow-hosts ≈1.06 µs per call (4.7–4.8× its
+// native build), of which ≈0.18 µs is the host's own cost per call. (The
+// host's load-time rewrite of Go's code matters as much as the SDK's
+// shape: see pin.go in host/policy/internal/interrupt.)
 //
 // # Helpers
 //
