@@ -354,6 +354,10 @@ func (s *shared) ready(ctx context.Context) (*session, error) {
 		go s.run(ch)
 		s.mu.Unlock()
 		s.deliver()
+		// This caller started the attempt: it gets the attempt's outcome,
+		// even when the attempt fails before the next turn of the loop sees
+		// it starting (else it would report the backoff its own failure set).
+		waited = true
 	}
 }
 
