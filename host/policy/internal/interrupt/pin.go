@@ -49,7 +49,9 @@ import (
 //     instruction's offset.
 //   - A pointer reloaded from the stack (`local.get 1; i64.load offset=K;
 //     i32.wrap_i64`) is kept in a local for the rest of a straight-line
-//     stretch of code (see cachedLoad).
+//     stretch of code (see cachedLoad), and so is the address wrapped from
+//     one of Go's i64 registers (`local.get R; i32.wrap_i64`, see
+//     cachedWrap).
 //   - Every segment with an access through local 1 starts with a probe,
 //     `local.get 1; i32.load8_u offset=M-1; drop`: one check of M, the
 //     highest offset plus size the function reaches from SP, covers the
@@ -282,18 +284,21 @@ type pinner struct {
 	ins      []pinInst
 	e        uint32 // the index of $e
 	edits    []pinEdit
-	code     []byte               // the code of the edits
-	ceil     int64                // the highest offset+size seen through local 1
-	after    int                  // prologue: the index after it
-	segments []int                // body offsets where a segment's code starts (segment 0: after the prologue)
-	accesses []int                // the accesses through local 1 in each segment
-	frames   []byte               // the open frames (frameOther, frameChain, frameIf)
-	merged   []site               // pinBody's scratch
-	sorted   []pinEdit            // pinBody's scratch
-	cache    [pinCacheSlots]int64 // the offsets from SP whose loaded pointer the cache locals hold
-	ncache   int                  // how many of them are valid
-	used     int                  // the most cache locals used at once: the function gets that many
-	late     int                  // edits[late:] were made after the scan, in offset order
+	code     []byte                // the code of the edits
+	ceil     int64                 // the highest offset+size seen through local 1
+	after    int                   // prologue: the index after it
+	segments []int                 // body offsets where a segment's code starts (segment 0: after the prologue)
+	accesses []int                 // the accesses through local 1 in each segment
+	frames   []byte                // the open frames (frameOther, frameChain, frameIf)
+	merged   []site                // pinBody's scratch
+	sorted   []pinEdit             // pinBody's scratch
+	cache    [pinCacheSlots]int64  // the offsets from SP whose loaded pointer the cache locals hold
+	ncache   int                   // how many of them are valid
+	used     int                   // the most cache locals used at once: the function gets that many
+	wraps    [pinCacheSlots]uint32 // the locals whose i32.wrap_i64 the wrap locals hold (see cachedWrap)
+	nwraps   int
+	wused    int
+	late     int // edits[late:] were made after the scan, in offset order
 }
 
 func (p *pinner) is(i int, op byte, u uint32) bool {
@@ -399,6 +404,7 @@ func (w *walker) pin(b []byte, code int, e uint32) bool {
 	p := &w.pinner
 	p.ins = w.decode(b, code, p.ins[:0])
 	p.e, p.edits, p.code, p.ceil, p.ncache, p.used = e, p.edits[:0], p.code[:0], 0, 0, 0
+	p.nwraps, p.wused = 0, 0
 	ins := p.ins
 	// Entry: global.get 0; local.set 1; block; loop; block × k; local.get
 	// 0; br_table with every label naming a chain block.
@@ -467,6 +473,9 @@ func (w *walker) pin(b []byte, code int, e uint32) bool {
 		in := ins[i]
 		if resetsCache(in) {
 			p.ncache = 0
+			if in.op != opCall && in.op != opCallInd && !isStore(in.op) {
+				p.nwraps = 0 // control flow (calls and stores leave locals alone)
+			}
 		}
 		switch in.op {
 		case opBlock, opLoop:
@@ -513,8 +522,13 @@ func (w *walker) pin(b []byte, code int, e uint32) bool {
 			if in.u == 1 && !p.toReturn(&i) {
 				return false
 			}
+			p.forgetWrap(in.u)
 		case opLocalGet:
 			if in.u != 1 {
+				if in.u != 0 && p.cachedWrap(i) {
+					i += 2
+					continue
+				}
 				break
 			}
 			if next, ok := p.call(i, loopFrame); ok {
@@ -542,7 +556,11 @@ func (w *walker) pin(b []byte, code int, e uint32) bool {
 	// The declaration of $e and the cache locals, before the walker's
 	// siteEnter; then the entry (see the top of this file).
 	var buf [48]byte
-	p.emit(code, 0, true, append(appendU32(buf[:0], uint32(1+p.used)), 0x7f)...)
+	locals := 1 + p.used
+	if p.wused > 0 {
+		locals = 1 + pinCacheSlots + p.wused
+	}
+	p.emit(code, 0, true, append(appendU32(buf[:0], uint32(locals)), 0x7f)...)
 	entry := append(buf[:0], opGlobalGet, 0)
 	if frame > 0 {
 		// local 1 = e - F when PC_B < n0 (the br_table picks segment 0,
@@ -860,4 +878,49 @@ func resetsCache(in pinInst) bool {
 		return in.u == 1
 	}
 	return isStore(in.op)
+}
+
+// cachedWrap handles `local.get R; i32.wrap_i64` at i, with R one of Go's
+// i64 registers, which Go's code wraps to an address afresh at every
+// access through it: the first time in a stretch of code without control
+// flow or a new value of R the address is also kept in a wrap local, and
+// the next times that local is read instead, so that wazero's compiler
+// sees one base value for those accesses. It reports whether it handled i.
+func (p *pinner) cachedWrap(i int) bool {
+	if !p.op(i+1, opI32WrapI64) {
+		return false
+	}
+	r := p.ins[i].u
+	slot := p.e + 1 + pinCacheSlots
+	for j := range p.nwraps {
+		if p.wraps[j] == r {
+			p.replaceLocal2(i, opLocalGet, slot+uint32(j))
+			return true
+		}
+	}
+	if p.nwraps == len(p.wraps) {
+		return false
+	}
+	p.wraps[p.nwraps] = r
+	var b [6]byte
+	p.insertAfter(i+1, appendU32(append(b[:0], opLocalTee), slot+uint32(p.nwraps))...)
+	p.nwraps++
+	p.wused = max(p.wused, p.nwraps)
+	return true
+}
+
+// forgetWrap drops local x from the wrap locals: it gets a new value. (Its
+// slot stays taken until the stretch ends: each slot is a local.)
+func (p *pinner) forgetWrap(x uint32) {
+	for j := range p.nwraps {
+		if p.wraps[j] == x {
+			p.wraps[j] = noLocal
+		}
+	}
+}
+
+// replaceLocal2 replaces instructions i..i+1 by op of local x.
+func (p *pinner) replaceLocal2(i int, op byte, x uint32) {
+	var b [6]byte
+	p.replace(i, i+2, appendU32(append(b[:0], op), x)...)
 }

@@ -19,9 +19,9 @@ func TestPin(t *testing.T) {
 	equivalence(t, wasm, api.CoreFeaturesV2, "moved")
 
 	out := mustInstrument(t, wasm)
-	// $leaf (1), $f (6), $moved (7) and $cached (8) are Go-shaped;
-	// $morestack and the others are not.
-	if got, want := pinnedBodies(t, wasm, out), []int{1, 6, 7, 8}; !equalInts(got, want) {
+	// $leaf (1), $f (6), $moved (7), $cached (8) and $regs (9) are
+	// Go-shaped; $morestack and the others are not.
+	if got, want := pinnedBodies(t, wasm, out), []int{1, 6, 7, 8, 9}; !equalInts(got, want) {
 		t.Errorf("pinned bodies %v, want %v", got, want)
 	}
 	if got := pinnedBodies(t, wasm, mustInstrumentNoPin(t, wasm)); len(got) != 0 {

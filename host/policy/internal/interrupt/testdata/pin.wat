@@ -374,6 +374,79 @@
     end
     i32.const 1)
 
+  ;; regs: pointers in i64 registers, wrapped to addresses at each use
+  ;; (cachedWrap): a repeat, a new value of the register (the wrap must be
+  ;; redone), a wrap only on a branch not taken, then a use after it.
+  (func $regs (export "regs") (type $go) (local i32 i64 i64 i64)
+    global.get 0
+    local.set 1
+    block
+      loop
+        block
+          local.get 0
+          br_table 0 0
+        end
+        local.get 1
+        i64.load offset=8
+        local.set 3
+        i64.const 100
+        local.set 2
+        local.get 2
+        i32.wrap_i64
+        i64.load
+        local.get 2
+        i32.wrap_i64
+        i64.load offset=8
+        i64.add
+        local.get 3
+        i64.add
+        local.set 3
+        i64.const 200
+        local.set 2
+        local.get 2
+        i32.wrap_i64
+        i64.load
+        local.get 3
+        i64.add
+        local.set 3
+        i64.const 108
+        local.set 4
+        local.get 3
+        i64.const 1000000
+        i64.gt_u
+        if
+          local.get 2
+          i32.wrap_i64
+          i64.load offset=8
+          local.set 3
+          local.get 4 ;; first wrap of local 4: on the branch not taken
+          i32.wrap_i64
+          drop
+        end
+        local.get 4
+        i32.wrap_i64
+        i64.load
+        local.get 3
+        i64.add
+        local.set 3
+        local.get 2
+        i32.wrap_i64
+        i64.load offset=8
+        local.get 3
+        i64.add
+        global.set 1
+        local.get 1
+        i32.const 8
+        i32.add
+        local.tee 1
+        global.set 0
+        i32.const 0
+        return
+      end
+      unreachable
+    end
+    i32.const 1)
+
   ;; sp and x, for the test.
   (func (export "sp") (result i32) global.get 0)
   (func (export "x") (result i64) global.get 1)
