@@ -131,7 +131,7 @@
 //     around it; TestViewsInlineThroughSDK checks it).
 //
 // Measured (BenchmarkServersHook in host/policy, 20 servers, through the
-// host, interrupts on): allow-hosts ≈1.06 µs per call (4.7–4.8× its
+// host, interrupts on): allow-hosts ≈1.04 µs per call (4.5–4.7× its
 // native build), of which ≈0.18 µs is the host's own cost per call. (The
 // host's load-time rewrite of Go's code matters as much as the SDK's
 // shape: see pin.go in host/policy/internal/interrupt.)

@@ -177,7 +177,7 @@
 // into load and store offsets, keeps reloaded pointers and wrapped
 // register addresses in locals over straight-line code, and starts each
 // segment with one probe load that checks the highest offset the function
-// reaches: allow-hosts' servers hook takes 13% less time. For code that follows Go's calling convention
+// reaches: allow-hosts' servers hook takes 13% less time (1.19 → 1.03 µs). For code that follows Go's calling convention
 // the result is exact; for any other code the rewrite can only add traps.
 // pin.go has the details, the wazero quirks it works around, and the
 // equivalence argument; TestPin checks it on hand-written functions
