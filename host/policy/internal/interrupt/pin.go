@@ -299,6 +299,7 @@ type pinner struct {
 	nwraps   int
 	wused    int
 	late     int // edits[late:] were made after the scan, in offset order
+	locals   int // the locals pin adds: $e, then the cache locals
 }
 
 func (p *pinner) is(i int, op byte, u uint32) bool {
@@ -556,11 +557,11 @@ func (w *walker) pin(b []byte, code int, e uint32) bool {
 	// The declaration of $e and the cache locals, before the walker's
 	// siteEnter; then the entry (see the top of this file).
 	var buf [48]byte
-	locals := 1 + p.used
+	p.locals = 1 + p.used
 	if p.wused > 0 {
-		locals = 1 + pinCacheSlots + p.wused
+		p.locals = 1 + pinCacheSlots + p.wused
 	}
-	p.emit(code, 0, true, append(appendU32(buf[:0], uint32(locals)), 0x7f)...)
+	p.emit(code, 0, true, append(appendU32(buf[:0], uint32(p.locals)), 0x7f)...)
 	entry := append(buf[:0], opGlobalGet, 0)
 	if frame > 0 {
 		// local 1 = e - F when PC_B < n0 (the br_table picks segment 0,
@@ -813,9 +814,14 @@ func (w *walker) pinBody(b []byte, base, first int) bool {
 	for _, e := range edits {
 		added += max(e.n-e.skip, 0)
 	}
+	// The depth bound: the frame weight counts pin's locals and code too.
+	weight := frameWeight(1, w.locals+uint64(p.locals), len(b)+added)
 	for i := range merged {
-		if merged[i].kind == siteCheck {
+		switch merged[i].kind {
+		case siteCheck:
 			merged[i].cost = capCost(int(merged[i].cost) + added)
+		case siteEnter, siteReturn, siteRestore, siteLeave:
+			merged[i].cost = weight
 		}
 	}
 	for i := 1; i < len(merged); i++ {
