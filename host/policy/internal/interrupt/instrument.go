@@ -1018,7 +1018,7 @@ func scanTypes(wasm []byte, s section, v *vecSection) (types []typeInfo, voidTyp
 		switch {
 		case voidType < 0 && len(sig[0]) == 0 && sig[0] != nil && len(sig[1]) == 0 && sig[1] != nil:
 			voidType = int64(i)
-		case i32Type < 0 && bytes.Equal(sig[0], []byte{0x7f}) && bytes.Equal(sig[1], []byte{0x7f}):
+		case i32Type < 0 && ft.goCall:
 			i32Type = int64(i)
 		}
 	}

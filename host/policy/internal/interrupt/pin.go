@@ -126,14 +126,16 @@ func (w *walker) decode(b []byte, pc int, out []pinInst) []pinInst {
 				return nil
 			}
 			var off uint64
-			if off, pc, st = readU64(b, pc); off > 1<<32-1 {
+			if off, pc, st = readLEB64(b, pc, false); off > 1<<32-1 {
 				return nil
 			}
 			in.v = int64(off)
 		case kZeroByte:
 			pc++
 		case kI32Const, kI64Const:
-			in.v, pc, st = readS64(b, pc)
+			var v uint64
+			v, pc, st = readLEB64(b, pc, true)
+			in.v = int64(v)
 		case kF32Const:
 			pc += 4
 		case kF64Const:
@@ -177,43 +179,6 @@ func (w *walker) decode(b []byte, pc int, out []pinInst) []pinInst {
 		out = append(out, in)
 	}
 	return out
-}
-
-// readU64 decodes an unsigned LEB128 number of at most 10 bytes.
-func readU64(b []byte, i int) (uint64, int, int) {
-	var v uint64
-	for n := 0; n < 10; n++ {
-		if i >= len(b) {
-			return 0, i, lebTruncated
-		}
-		c := b[i]
-		i++
-		v |= uint64(c&0x7f) << (7 * n)
-		if c < 0x80 {
-			return v, i, lebOK
-		}
-	}
-	return 0, i, lebTooLong
-}
-
-// readS64 decodes a signed LEB128 number of at most 10 bytes.
-func readS64(b []byte, i int) (int64, int, int) {
-	var v int64
-	for n := 0; n < 10; n++ {
-		if i >= len(b) {
-			return 0, i, lebTruncated
-		}
-		c := b[i]
-		i++
-		v |= int64(c&0x7f) << (7 * n)
-		if c < 0x80 {
-			if shift := 7 * (n + 1); shift < 64 && c&0x40 != 0 {
-				v |= -1 << shift
-			}
-			return v, i, lebOK
-		}
-	}
-	return 0, i, lebTooLong
 }
 
 // Kinds of open frames in pin's scan.
@@ -729,7 +694,7 @@ func (p *pinner) access(i int) {
 	p.replace(i+1, i+5)
 	var buf [16]byte
 	code := appendU32(append(buf[:0], ins[m].op), ins[m].u)
-	p.replace(m, m+1, appendU64(code, uint64(off))...)
+	p.replace(m, m+1, appendU32(code, uint32(off))...) // off < 2^32: checked above
 	p.see(off, accessSize[ins[m].op-0x28])
 }
 
@@ -748,15 +713,6 @@ func (p *pinner) toReturn(i *int) bool {
 		}
 	}
 	return false
-}
-
-// appendU64 appends the minimal unsigned LEB128 encoding of v.
-func appendU64(dst []byte, v uint64) []byte {
-	for v >= 0x80 {
-		dst = append(dst, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(dst, byte(v))
 }
 
 // pinBody runs pin on body b, at module offset base, whose walker sites
