@@ -173,20 +173,11 @@ func credName(c *abi.Credential) string {
 // toolAllowed applies a server's tool lists: an allow list (nil: every tool), then a deny
 // list. It reports why a tool is refused.
 func toolAllowed(f ToolFilter, tool string) (bool, string) {
-	if f.Allow != nil && !contains(f.Allow, tool) {
+	if !f.AllowListed(tool) {
 		return false, fmt.Sprintf("tool %q is not in the server's allowed tools", tool)
 	}
-	if contains(f.Deny, tool) {
+	if f.DenyListed(tool) {
 		return false, fmt.Sprintf("tool %q is disabled on this server", tool)
 	}
 	return true, ""
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

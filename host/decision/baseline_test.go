@@ -224,7 +224,7 @@ func TestToolFilter(t *testing.T) {
 func TestFilterMergesVerdictLists(t *testing.T) {
 	v := &ServerVerdict{AllowTools: []string{"echo", "add"}, DenyTools: []string{"add"}}
 	f := Filter([]string{"echo", "env"}, []string{"env"}, v)
-	if strings.Join(f.Allow, ",") != "echo" || strings.Join(f.Deny, ",") != "env,add" {
+	if strings.Join(f.Allow, ",") != "echo" || strings.Join(f.Deny, ",") != "add,env" {
 		t.Fatalf("filter = %+v", f)
 	}
 }

@@ -107,8 +107,8 @@ func TestCompositionNeverWidens(t *testing.T) {
 		if v := got["deny-p"]; v.Action != abi.ServerDisable || v.DecidedBy != "operator:corp" {
 			t.Errorf("deny-p: %v by %s, want disable by the operator (first refusal wins)", v.Action, v.DecidedBy)
 		}
-		if v := got["limited"]; v.Action != abi.ServerExpose || strings.Join(v.AllowTools, ",") != "echo,add" {
-			t.Errorf("limited: %v allow %v, want expose with allow list echo,add", v.Action, v.AllowTools)
+		if v := got["limited"]; v.Action != abi.ServerExpose || strings.Join(v.AllowTools, ",") != "add,echo" {
+			t.Errorf("limited: %v allow %v, want expose with allow list add,echo (a sorted set)", v.Action, v.AllowTools)
 		}
 	})
 

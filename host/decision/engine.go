@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -137,7 +138,9 @@ func (e *Engine) Servers(ctx context.Context, in *abi.ServersInput) []ServerVerd
 	sub := abi.ServersInput{Thread: in.Thread, Environments: in.Environments, HasRequirements: in.HasRequirements, Requirements: in.Requirements}
 	for _, id := range ids {
 		p := set.plugins[id]
-		if p == nil || !p.Hooks().Has(abi.HookServers) || !selected(&in.Thread, id) {
+		// selected first: Hooks may wait for a module still loading, which a thread that
+		// does not select its plugin must never do.
+		if p == nil || !selected(&in.Thread, id) || !p.Hooks().Has(abi.HookServers) {
 			continue
 		}
 		sub.Servers = sub.Servers[:0]
@@ -165,17 +168,16 @@ func (e *Engine) runServers(ctx context.Context, p Policy, by string, t *abi.Thr
 	if err == nil && out.Error != "" {
 		err = fmt.Errorf("policy plugin %q hook servers: guest reported error: %s", p.ID(), out.Error)
 	}
-	mine := func(i int) bool {
-		if governed == nil {
-			return true
-		}
+	// mine reports whether the policy governs verdict i: a set, so that folding an output
+	// with many decisions stays linear.
+	var governedSet []bool
+	if governed != nil {
+		governedSet = make([]bool, len(verdicts))
 		for _, g := range governed {
-			if g == i {
-				return true
-			}
+			governedSet[g] = true
 		}
-		return false
 	}
+	mine := func(i int) bool { return governedSet == nil || governedSet[i] }
 	if err != nil {
 		// Fail closed: everything this policy governs is disabled, naming plugin, hook, cause.
 		for i := range verdicts {
@@ -189,6 +191,7 @@ func (e *Engine) runServers(ctx context.Context, p Policy, by string, t *abi.Thr
 		return
 	}
 	var ignored []string
+	touched := map[int]bool{}
 	for j := range out.Decisions {
 		d := &out.Decisions[j]
 		i, ok := index[d.Name]
@@ -201,11 +204,15 @@ func (e *Engine) runServers(ctx context.Context, p Policy, by string, t *abi.Thr
 		if len(d.AllowTools) > 0 {
 			v.AllowTools = intersect(v.AllowTools, d.AllowTools)
 		}
-		for _, tool := range d.DenyTools {
-			if !contains(v.DenyTools, tool) {
-				v.DenyTools = append(v.DenyTools, tool)
-			}
+		if len(d.DenyTools) > 0 {
+			v.DenyTools = append(v.DenyTools, d.DenyTools...)
+			touched[i] = true
 		}
+	}
+	// Deny lists are unions: gathered above, made sets once per verdict (sorting is what
+	// keeps a legal output of 10⁵ names from costing 10¹⁰ comparisons).
+	for i := range touched {
+		verdicts[i].DenyTools = sortedSet(verdicts[i].DenyTools)
 	}
 	if e.log != nil {
 		e.logDecision(abi.HookServers, t.ID, p.ID(), hexDigest(p), inputDigest, start, decisionEntries(out.Decisions), nil, ignored)
@@ -227,17 +234,32 @@ func tighten(v *ServerVerdict, a abi.ServerAction, reason, by string) {
 	v.Action, v.Reason, v.DecidedBy = a, reason, by
 }
 
+// intersect returns the sorted set of the names in both have and with; have nil means "no
+// list yet", so the result is with as a sorted set. have must be a sorted set (every list
+// this package builds is one); with may be any list. O((n+m) log m).
 func intersect(have, with []string) []string {
+	w := sortedSet(with)
 	if have == nil {
-		return append([]string{}, with...)
+		return w
 	}
-	out := have[:0:0]
+	out := []string{}
 	for _, x := range have {
-		if contains(with, x) {
+		if _, ok := slices.BinarySearch(w, x); ok {
 			out = append(out, x)
 		}
 	}
 	return out
+}
+
+// sortedSet returns list sorted without duplicates, in a new slice; nil stays nil and an
+// empty list stays empty (an empty allow list admits nothing).
+func sortedSet(list []string) []string {
+	if list == nil {
+		return nil
+	}
+	out := slices.Clone(list)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // CredentialVerdict is the composed decision for one credential reference.
@@ -301,16 +323,37 @@ func (e *Engine) Credentials(ctx context.Context, in *abi.CredentialsInput) []Cr
 			}
 			continue
 		}
-		for _, d := range out.Decisions {
-			if int(d.Index) < len(verdicts) {
-				tightenCred(&verdicts[d.Index], d.Action, d.Reason, by)
+		// An index past the server's credentials is malformed output, which fails closed
+		// (docs/abi.md): the whole answer is refused, not just the bad decision.
+		if bad := badCredentialIndex(out.Decisions, len(verdicts)); bad >= 0 {
+			err = fmt.Errorf("policy plugin %q hook credentials: malformed output: decision for credential index %d, but server %q has %d credentials", p.ID(), bad, s.Name, len(verdicts))
+			for i := range verdicts {
+				tightenCred(&verdicts[i], abi.CredentialDeny, err.Error(), by)
 			}
+			if e.log != nil {
+				e.logDecision(abi.HookCredentials, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, nil, err, nil)
+			}
+			continue
+		}
+		for _, d := range out.Decisions {
+			tightenCred(&verdicts[d.Index], d.Action, d.Reason, by)
 		}
 		if e.log != nil {
 			e.logDecision(abi.HookCredentials, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, credentialDecisionEntries(out.Decisions), nil, nil)
 		}
 	}
 	return verdicts
+}
+
+// badCredentialIndex returns the first decision index that names no credential of a server
+// with n credentials, or -1.
+func badCredentialIndex(ds []abi.CredentialDecision, n int) int64 {
+	for _, d := range ds {
+		if int64(d.Index) >= int64(n) {
+			return int64(d.Index)
+		}
+	}
+	return -1
 }
 
 func tightenCred(v *CredentialVerdict, a abi.CredentialAction, reason, by string) {
@@ -327,7 +370,8 @@ func tightenCred(v *CredentialVerdict, a abi.CredentialAction, reason, by string
 }
 
 // ToolFilter is a server's effective tool lists: the declaration's enabled_tools /
-// disabled_tools merged with the servers-hook verdict's AllowTools / DenyTools.
+// disabled_tools merged with the servers-hook verdict's AllowTools / DenyTools. Both lists
+// are sorted sets (Filter builds them so); a filter built by hand must keep them sorted.
 type ToolFilter struct {
 	// Allow is an allow list; nil means every tool.
 	Allow []string
@@ -337,11 +381,26 @@ type ToolFilter struct {
 
 // Filter merges a declaration's tool lists with a verdict's.
 func Filter(enabled, disabled []string, v *ServerVerdict) ToolFilter {
-	f := ToolFilter{Allow: enabled, Deny: append(append([]string(nil), disabled...), v.DenyTools...)}
+	f := ToolFilter{Allow: sortedSet(enabled), Deny: sortedSet(append(slices.Clone(disabled), v.DenyTools...))}
 	if v.AllowTools != nil {
 		f.Allow = intersect(f.Allow, v.AllowTools)
 	}
 	return f
+}
+
+// AllowListed reports whether tool passes the allow list (true when there is none).
+func (f ToolFilter) AllowListed(tool string) bool {
+	if f.Allow == nil {
+		return true
+	}
+	_, ok := slices.BinarySearch(f.Allow, tool)
+	return ok
+}
+
+// DenyListed reports whether tool is on the deny list.
+func (f ToolFilter) DenyListed(tool string) bool {
+	_, ok := slices.BinarySearch(f.Deny, tool)
+	return ok
 }
 
 // ToolCallVerdict is the composed decision for one tools/call.

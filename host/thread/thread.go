@@ -139,10 +139,10 @@ func authStatus(d *config.ServerDecl) AuthStatus {
 
 // toolAllowed applies a tool filter: the allow list (nil: every tool), then the deny list.
 func toolAllowed(f decision.ToolFilter, tool string) (bool, string) {
-	if f.Allow != nil && !slices.Contains(f.Allow, tool) {
+	if !f.AllowListed(tool) {
 		return false, "the tool is not in the server's allowed tools"
 	}
-	if slices.Contains(f.Deny, tool) {
+	if f.DenyListed(tool) {
 		return false, "the tool is disabled on this server"
 	}
 	return true, ""
