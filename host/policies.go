@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +15,7 @@ import (
 	"github.com/warden-mcp/warden/abi"
 	"github.com/warden-mcp/warden/host/config"
 	"github.com/warden-mcp/warden/host/decision"
+	"github.com/warden-mcp/warden/host/internal/safefile"
 	"github.com/warden-mcp/warden/host/policy"
 	"github.com/warden-mcp/warden/host/roots"
 	"github.com/warden-mcp/warden/host/thread"
@@ -27,23 +27,36 @@ import (
 // module that fails to load becomes a policy whose every call fails with the load error
 // (which names the plugin): what it governs fails closed.
 //
+// Loading runs in the background: Load returns at once with a pendingPolicy per module that
+// is not ready, so a slow compile (bounded by the runtime's compile budget) never holds up a
+// reload, an initialize or a thread that does not use it. A decision that needs a pending
+// module waits for it, at most until its load ends.
+//
+// Every policy file is read once, with safefile (regular files only, capped): the bytes the
+// runtime compiles are the bytes whose digest it checks against the roots scan's.
+//
 // Concurrency: Load is called serially by the thread manager; mu makes close safe against
 // a concurrent Load anyway.
 type policyLoader struct {
 	rt  *policy.Runtime
 	log hclog.Logger
+	// ctx bounds background loads; cancel ends them (close).
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 
 	mu    sync.Mutex
-	cache map[string]decision.Policy
+	cache map[string]*pendingPolicy
 	prev  map[string]bool // keys returned by the previous Load
 }
 
 func newPolicyLoader(rt *policy.Runtime, log hclog.Logger) *policyLoader {
-	return &policyLoader{rt: rt, log: log, cache: map[string]decision.Policy{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &policyLoader{rt: rt, log: log, ctx: ctx, cancel: cancel, cache: map[string]*pendingPolicy{}}
 }
 
 // Load implements thread.PolicyLoader.
-func (l *policyLoader) Load(ctx context.Context, cfg *config.Config, rs []*roots.Root) thread.Policies {
+func (l *policyLoader) Load(_ context.Context, cfg *config.Config, rs []*roots.Root) thread.Policies {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lim := cfg.PolicyLimits
@@ -52,15 +65,20 @@ func (l *policyLoader) Load(ctx context.Context, cfg *config.Config, rs []*roots
 	var out thread.Policies
 	for _, ref := range cfg.Policies {
 		id := operatorPolicyID(ref.Path)
-		data, err := os.ReadFile(ref.Path)
+		// Read here (safefile never blocks) so that the key holds the content's digest: a
+		// changed file is a new module at the next reload.
+		data, err := safefile.ReadFile(ref.Path, roots.DefaultMaxPolicySize)
 		if err != nil {
-			out.Operator = append(out.Operator, &loadFailed{id: id, err: fmt.Errorf("operator policy %q: %w", ref.Path, err)})
+			err = fmt.Errorf("operator policy %q: %w", ref.Path, err)
+			l.log.Error("operator policy cannot be read; every thread fails closed", "policy", id, "error", err)
+			out.Operator = append(out.Operator, &loadFailed{id: id, err: err})
 			continue
 		}
 		sum := sha256.Sum256(data)
 		key := fmt.Sprintf("operator\x00%s\x00%x\x00%s\x00%v", id, sum, ref.SHA256, limits)
 		used[key] = true
-		out.Operator = append(out.Operator, l.get(ctx, key, sum, policy.LoadOptions{ID: id, Wasm: data, SHA256: ref.SHA256, Limits: limits}))
+		out.Operator = append(out.Operator, l.get(key, id, sum, func() ([]byte, error) { return data, nil },
+			policy.LoadOptions{ID: id, SHA256: ref.SHA256, Limits: limits}))
 	}
 	for _, r := range rs {
 		if r.Policy == nil {
@@ -73,50 +91,124 @@ func (l *policyLoader) Load(ctx context.Context, cfg *config.Config, rs []*roots
 		used[key] = true
 		// The pin makes the runtime load exactly the bytes the roots scan hashed: a file
 		// changed since fails closed until the watcher rescans it.
-		out.Plugins = append(out.Plugins, l.get(ctx, key, sum, policy.LoadOptions{ID: r.ID, Path: r.Policy.Path, SHA256: r.Policy.SHA256, Limits: limits}))
+		path := r.Policy.Path
+		read := func() ([]byte, error) {
+			data, err := safefile.ReadFile(path, roots.DefaultMaxPolicySize)
+			if err != nil {
+				return nil, fmt.Errorf("policy plugin %q: %w", r.ID, err)
+			}
+			return data, nil
+		}
+		out.Plugins = append(out.Plugins, l.get(key, r.ID, sum, read, policy.LoadOptions{ID: r.ID, SHA256: r.Policy.SHA256, Limits: limits}))
 	}
 	// Close what neither this nor the previous configuration uses: a decision that started
 	// with the previous policy set may still be running.
 	for k, p := range l.cache {
 		if !used[k] && !l.prev[k] {
-			if m, ok := p.(*policy.Module); ok {
-				_ = m.Close(ctx)
-			}
 			delete(l.cache, k)
+			l.closeWhenLoaded(p)
 		}
 	}
 	l.prev = used
 	return out
 }
 
-func (l *policyLoader) get(ctx context.Context, key string, sum [32]byte, o policy.LoadOptions) decision.Policy {
+// get returns the cached policy for key, or starts loading it in the background: read
+// returns the module's bytes.
+func (l *policyLoader) get(key, id string, sum [32]byte, read func() ([]byte, error), o policy.LoadOptions) decision.Policy {
 	if p := l.cache[key]; p != nil {
 		return p
 	}
-	m, err := l.rt.Load(ctx, o)
-	if err != nil {
-		l.log.Error("policy module failed to load; what it governs fails closed", "plugin", o.ID, "error", err)
-		p := &loadFailed{id: o.ID, digest: sum, err: err}
-		if ctx.Err() == nil { // a cancelled load is retried next time
-			l.cache[key] = p
-		}
-		return p
-	}
-	l.log.Debug("policy module loaded", "plugin", o.ID, "hooks", m.Hooks().String())
-	l.cache[key] = m
-	return m
+	p := &pendingPolicy{id: id, digest: sum, ready: make(chan struct{})}
+	l.cache[key] = p
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		p.loaded = l.load(read, o, sum)
+		close(p.ready)
+	}()
+	return p
 }
 
-// close closes every cached module.
-func (l *policyLoader) close(ctx context.Context) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for k, p := range l.cache {
-		if m, ok := p.(*policy.Module); ok {
-			_ = m.Close(ctx)
+// load reads and loads one module; a failure becomes a loadFailed policy.
+func (l *policyLoader) load(read func() ([]byte, error), o policy.LoadOptions, sum [32]byte) decision.Policy {
+	data, err := read()
+	if err == nil {
+		o.Wasm = data
+		var m *policy.Module
+		if m, err = l.rt.Load(l.ctx, o); err == nil {
+			l.log.Debug("policy module loaded", "plugin", o.ID, "hooks", m.Hooks().String())
+			return m
 		}
-		delete(l.cache, k)
 	}
+	l.log.Error("policy module failed to load; what it governs fails closed", "plugin", o.ID, "error", err)
+	return &loadFailed{id: o.ID, digest: sum, err: err}
+}
+
+// closeWhenLoaded closes p's module once its load ends.
+func (l *policyLoader) closeWhenLoaded(p *pendingPolicy) {
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		<-p.ready
+		if m, ok := p.loaded.(*policy.Module); ok {
+			_ = m.Close(context.Background())
+		}
+	}()
+}
+
+// close ends the loads in flight and closes every cached module.
+func (l *policyLoader) close(ctx context.Context) {
+	l.cancel()
+	l.mu.Lock()
+	cache := l.cache
+	l.cache = map[string]*pendingPolicy{}
+	l.mu.Unlock()
+	for _, p := range cache {
+		l.closeWhenLoaded(p)
+	}
+	l.wg.Wait()
+}
+
+// pendingPolicy is a policy module being loaded in the background. Until the load ends,
+// Hooks and Call wait for it: a decision that needs the module waits at most as long as the
+// load may take (the runtime's compile budget and the instance init timeout bound it), and
+// a load that fails makes the policy fail closed with the load's reason.
+type pendingPolicy struct {
+	id     string
+	digest [32]byte
+	ready  chan struct{}
+	loaded decision.Policy // set before ready is closed
+}
+
+var _ decision.Policy = (*pendingPolicy)(nil)
+
+func (p *pendingPolicy) ID() string { return p.id }
+
+// Digest is the digest the roots scan computed (zero for an operator policy until loaded).
+func (p *pendingPolicy) Digest() [32]byte {
+	select {
+	case <-p.ready:
+		return p.loaded.Digest()
+	default:
+		return p.digest
+	}
+}
+
+// Hooks waits for the load to end.
+func (p *pendingPolicy) Hooks() abi.Hook {
+	<-p.ready
+	return p.loaded.Hooks()
+}
+
+// Call waits for the load to end (or ctx), then calls the module.
+func (p *pendingPolicy) Call(ctx context.Context, hook abi.Hook, input []byte) ([]byte, error) {
+	select {
+	case <-p.ready:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("policy %q hook %s: its module is still loading: %w", p.id, hook, ctx.Err())
+	}
+	return p.loaded.Call(ctx, hook, input)
 }
 
 // operatorPolicyID names an operator policy by its file name without .wasm.

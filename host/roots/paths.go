@@ -3,7 +3,6 @@ package roots
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -89,34 +88,6 @@ func insideRoot(dir, p, what string) (abs, resolved string, err error) {
 func lexists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
-}
-
-// readCapped reads a regular file of at most limit bytes. It refuses anything else (a FIFO
-// would block, a device would never end) before opening it.
-func readCapped(p string, limit int64) ([]byte, error) {
-	fi, err := os.Stat(p)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file", p)
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", p, limit)
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", p, limit)
-	}
-	return data, nil
 }
 
 // relTo renders p relative to dir with forward slashes when p is inside dir, else p.

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/warden-mcp/warden/host/config"
+	"github.com/warden-mcp/warden/host/internal/safefile"
 )
 
 // Well-known names inside a capability root.
@@ -196,7 +196,7 @@ func (l *loader) load(dir string) {
 	sc := serverCtx{dir: r.Dir, pluginID: r.ID, env: l.opts.Environment}
 	if r.ManifestPath != "" {
 		rel := relTo(r.Dir, r.ManifestPath)
-		data, err := readCapped(r.ManifestPath, MaxJSONSize)
+		data, err := safefile.ReadFile(r.ManifestPath, MaxJSONSize)
 		if err != nil {
 			l.fail(rel, 0, 0, err)
 			return
@@ -243,7 +243,7 @@ func (l *loader) load(dir string) {
 
 // readMCP reads and parses a .mcp.json-format file.
 func (l *loader) readMCP(p string, sc serverCtx) {
-	data, err := readCapped(p, MaxJSONSize)
+	data, err := safefile.ReadFile(p, MaxJSONSize)
 	if err != nil {
 		l.fail(relTo(l.r.Dir, p), 0, 0, err)
 		return
@@ -288,23 +288,15 @@ func (l *loader) loadPolicy(m *manifest) {
 		l.fail(file, 0, 0, fmt.Errorf("%w: policy %q is %d bytes, over the %d-byte limit", ErrPolicy, decl, fi.Size(), l.opts.MaxPolicySize))
 		return
 	}
-	f, err := os.Open(resolved)
+	// safefile: the Lstat above cannot stop a file swapped for a FIFO or a device before it
+	// is opened; the descriptor read is checked again, and the read capped.
+	data, err := safefile.ReadFile(resolved, l.opts.MaxPolicySize)
 	if err != nil {
 		l.fail(file, 0, 0, fmt.Errorf("%w: policy %q: %w", ErrPolicy, decl, err))
 		return
 	}
-	defer f.Close()
-	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, l.opts.MaxPolicySize+1))
-	if err != nil {
-		l.fail(file, 0, 0, fmt.Errorf("%w: policy %q: %w", ErrPolicy, decl, err))
-		return
-	}
-	if n > l.opts.MaxPolicySize {
-		l.fail(file, 0, 0, fmt.Errorf("%w: policy %q is over the %d-byte limit", ErrPolicy, decl, l.opts.MaxPolicySize))
-		return
-	}
-	r.Policy = &PolicyFile{Path: resolved, SHA256: hex.EncodeToString(h.Sum(nil)), Size: n}
+	sum, n := sha256.Sum256(data), int64(len(data))
+	r.Policy = &PolicyFile{Path: resolved, SHA256: hex.EncodeToString(sum[:]), Size: n}
 }
 
 // watchDir records an existing directory of the root (other than the root and its manifest
