@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/warden-mcp/warden/host/config"
@@ -40,6 +42,10 @@ func runConfig(ctx context.Context, g *global, args []string) error {
 	}
 	fmt.Fprintf(w, "home %s: %d MCP servers, %d plugin dirs, %d operator policies\n",
 		g.home, len(h.Config.Servers), len(h.Config.Plugins.Dirs), len(h.Config.Policies))
+	for _, id := range slices.Sorted(maps.Keys(h.Config.Plugins.Grants)) {
+		g := h.Config.Plugins.Grants[id]
+		fmt.Fprintf(w, "grant %s: plugin %s may read host variables %s\n", g.Pos, id, strings.Join(g.EnvVars, ", "))
+	}
 	for _, pol := range h.Config.Policies {
 		hooks, err := inspectPolicy(ctx, g, "operator policy "+pol.Path, pol.Path, pol.SHA256)
 		if err != nil {

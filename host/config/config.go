@@ -2,14 +2,17 @@ package config
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/warden-mcp/warden/host/internal/safefile"
 )
 
 // Config is one config.toml: the host's (or an executor's) own MCP servers and settings.
@@ -28,6 +31,8 @@ type Config struct {
 	PolicyLimits PolicyLimits
 	// DecisionLog is the `[decision_log]` table.
 	DecisionLog DecisionLog
+	// Limits is the `[limits]` table.
+	Limits Limits
 	// Ignored lists, in file order, the keys warden does not use but Codex does (config.toml is
 	// shared with Codex): top-level keys such as "model", and Codex-only server keys such as
 	// "mcp_servers.docs.supports_parallel_tool_calls". `warden config check` shows them as
@@ -50,7 +55,34 @@ type Plugins struct {
 	// Dirs are folders of capability roots, with `~` expanded and relative paths resolved
 	// against the config file's directory.
 	Dirs []string
+	// Grants are the `[plugins.grants."ID"]` tables, by plugin id (name@version, as
+	// `warden plugins list` shows it). nil when there are none.
+	Grants map[string]Grant
 }
+
+// Grant is one `[plugins.grants."ID"]` table: what the operator lets one plugin's servers
+// read from the host. A plugin's declaration names credentials by reference; a reference
+// that would resolve in warden's own environment (env_vars, bearer_token_env_var,
+// env_http_headers of a plugin that runs locally) resolves only if its variable is granted
+// here, because otherwise any plugin dropped into a plugins dir could send the host's
+// secrets to an endpoint of its choosing.
+type Grant struct {
+	// EnvVars names the host environment variables the plugin's servers may read, through
+	// any of the three reference kinds.
+	EnvVars []string
+	// Pos is where the table starts.
+	Pos Position
+}
+
+// EnvVarGranted reports whether the operator granted host variable name to plugin id.
+func (p Plugins) EnvVarGranted(id, name string) bool {
+	g, ok := p.Grants[id]
+	return ok && contains(g.EnvVars, name)
+}
+
+// GrantTable is the TOML table header that grants plugin id something, as an operator
+// writes it: `[plugins.grants."acme@1"]`.
+func GrantTable(id string) string { return "[plugins.grants." + toml.Key{id}.String() + "]" }
 
 // PolicyRef is one `[[policies]]` entry.
 type PolicyRef struct {
@@ -105,6 +137,39 @@ type DecisionLog struct {
 // Stderr reports whether decisions go to standard error.
 func (l DecisionLog) Stderr() bool { return l.Path == "-" || l.Path == "stderr" }
 
+// Limits is the `[limits]` table: host-wide caps that keep one plugin or client from
+// exhausting the machine. A zero field is unset (see WithDefaults).
+type Limits struct {
+	// MaxConcurrentServerStarts bounds how many MCP servers the host starts or connects to
+	// at the same time (a stdio server's process start and handshake, an HTTP server's
+	// handshake); further starts wait their turn, within their own startup timeout.
+	MaxConcurrentServerStarts int
+	// MaxThreads bounds how many threads may be open at once; thread/start beyond it fails.
+	MaxThreads int
+}
+
+// Limit defaults and bounds.
+const (
+	// DefaultMaxConcurrentServerStarts is max_concurrent_server_starts when unset.
+	DefaultMaxConcurrentServerStarts = 16
+	// DefaultMaxThreads is max_threads when unset.
+	DefaultMaxThreads = 256
+	// MaxMaxConcurrentServerStarts and MaxMaxThreads are the largest accepted values.
+	MaxMaxConcurrentServerStarts = 1024
+	MaxMaxThreads                = 65536
+)
+
+// WithDefaults returns l with unset fields replaced by their defaults.
+func (l Limits) WithDefaults() Limits {
+	if l.MaxConcurrentServerStarts == 0 {
+		l.MaxConcurrentServerStarts = DefaultMaxConcurrentServerStarts
+	}
+	if l.MaxThreads == 0 {
+		l.MaxThreads = DefaultMaxThreads
+	}
+	return l
+}
+
 // Keys of config.toml. They are functions, not variables, so that the package has no mutable
 // state.
 
@@ -141,7 +206,9 @@ func serverKeyHints() map[string]string {
 
 func oauthKeys() []string        { return []string{"client_id", "callback_port", "scopes"} }
 func envVarKeys() []string       { return []string{"name", "source"} }
-func pluginsKeys() []string      { return []string{"dirs"} }
+func pluginsKeys() []string      { return []string{"dirs", "grants"} }
+func grantKeys() []string        { return []string{"env_vars"} }
+func limitsKeys() []string       { return []string{"max_concurrent_server_starts", "max_threads"} }
 func policyKeys() []string       { return []string{"path", "sha256"} }
 func policyLimitsKeys() []string { return []string{"memory_mb", "timeout_ms"} }
 func decisionLogKeys() []string  { return []string{"path"} }
@@ -176,18 +243,18 @@ func ParseConfig(name string, data []byte, origin Origin) (*Config, error) {
 	return parseConfig(name, filepath.Dir(name), data, origin)
 }
 
-// readFile reads a file of at most maxFileSize bytes.
+// readFile reads a regular file of at most maxFileSize bytes. safefile opens without
+// blocking and checks the descriptor it reads, so a FIFO or a device planted as a config
+// file is refused at once instead of hanging the reader or filling memory.
 func readFile(path string) ([]byte, *Error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err)), Err: err}
+	data, err := safefile.ReadFile(path, maxFileSize)
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.Is(err, safefile.ErrTooLarge):
+		return nil, &Error{File: path, Msg: fmt.Sprintf("file is too large; the limit is %d bytes", maxFileSize), Err: err}
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err != nil {
-		return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err)), Err: err}
-	}
-	return data, nil
+	return nil, &Error{File: path, Msg: fmt.Sprintf("cannot read: %v", unwrapPath(err)), Err: err}
 }
 
 // unwrapPath strips the path an *fs.PathError repeats, since Error already names the file.
@@ -222,6 +289,7 @@ func parseConfig(name, dir string, data []byte, origin Origin) (*Config, error) 
 						cfg.Plugins.Dirs = append(cfg.Plugins.Dirs, abs)
 					}
 				}
+				p.grants(r)
 			}
 		case "policies":
 			p.policies(prim)
@@ -230,6 +298,12 @@ func parseConfig(name, dir string, data []byte, origin Origin) (*Config, error) 
 				r.checkKeys(policyLimitsKeys(), policyLimitsKeys(), nil)
 				cfg.PolicyLimits.MemoryMB = p.limit(r, "memory_mb", MaxPolicyMemoryMB, "MiB")
 				cfg.PolicyLimits.TimeoutMS = p.limit(r, "timeout_ms", MaxPolicyTimeoutMS, "ms")
+			}
+		case "limits":
+			if r, ok := p.section(k, prim); ok {
+				r.checkKeys(limitsKeys(), limitsKeys(), nil)
+				cfg.Limits.MaxConcurrentServerStarts = p.limit(r, "max_concurrent_server_starts", MaxMaxConcurrentServerStarts, "servers")
+				cfg.Limits.MaxThreads = p.limit(r, "max_threads", MaxMaxThreads, "threads")
 			}
 		case "decision_log":
 			if r, ok := p.section(k, prim); ok {
@@ -267,7 +341,53 @@ func (p *configParser) section(k string, prim toml.Primitive) (*tableReader, boo
 	return &tableReader{d: p.d, c: p.c, path: []string{k}, base: Error{Line: line, Table: k}, m: m}, true
 }
 
-// limit reads one [policy_limits] value.
+// grants reads `[plugins.grants."ID"]`. A grant with any problem is dropped whole: a
+// mistyped grant must not widen what a plugin reads.
+func (p *configParser) grants(plugins *tableReader) {
+	prim, ok := plugins.m["grants"]
+	if !ok {
+		return
+	}
+	byID, isTable := p.d.table(prim)
+	if !isTable {
+		plugins.errf("grants", "`grants` must be a table of plugin ids, as in %s, got %s", GrantTable("acme@1"), typeName(p.d.value(prim)))
+		return
+	}
+	path := []string{"plugins", "grants"}
+	line := plugins.keyLine("grants")
+	for _, id := range p.d.sortedKeys(path, byID) {
+		table := "plugins.grants." + quoteKey(id)
+		base := Error{Line: p.d.lineAt(append(slices.Clone(path), id), byID[id]), Table: table}
+		if base.Line == 0 {
+			base.Line = line
+		}
+		m, isTable := p.d.table(byID[id])
+		if !isTable {
+			p.c.add(base, "must be a table with `env_vars`, got %s", typeName(p.d.value(byID[id])))
+			continue
+		}
+		r := &tableReader{d: p.d, c: p.c, path: append(slices.Clone(path), id), base: base, m: m}
+		if strings.TrimSpace(id) == "" {
+			r.errf("", "the plugin id must not be empty")
+		}
+		r.checkKeys(grantKeys(), grantKeys(), nil)
+		names, _ := r.strSlice("env_vars", true)
+		for i, n := range names {
+			if prob := envVarNameProblem(n); prob != "" && n != "" {
+				r.errKeyf("env_vars", fmt.Sprintf("[%d]", i), "`env_vars[%d]` %s", i, prob)
+			}
+		}
+		if r.nerr > 0 {
+			continue
+		}
+		if p.cfg.Plugins.Grants == nil {
+			p.cfg.Plugins.Grants = map[string]Grant{}
+		}
+		p.cfg.Plugins.Grants[id] = Grant{EnvVars: names, Pos: Position{File: p.c.file, Line: base.Line}}
+	}
+}
+
+// limit reads one [policy_limits] or [limits] value.
 func (p *configParser) limit(r *tableReader, k string, max int, unit string) int {
 	n, ok := r.integer(k)
 	if !ok {

@@ -409,11 +409,25 @@ func (s *shared) start() (*session, []*mcp.Tool, error) {
 		tools []*mcp.Tool
 		err   error
 	}
+	// The wait for a start slot counts against the startup timeout: a server that cannot
+	// start within it fails the same way whether the host was busy or the server slow.
+	if err := s.m.starts.acquire(ctx); err != nil {
+		if s.ctx.Err() != nil {
+			return nil, nil, newError(spec, ErrClosed, "connection closed while starting", nil)
+		}
+		limit, _ := s.m.starts.state()
+		return nil, nil, newError(spec, ErrStartupTimeout, fmt.Sprintf(
+			"did not start within %s: still waiting for one of the %d concurrent start slots (max_concurrent_server_starts in config.toml's [limits])",
+			spec.StartupTimeout, limit), nil)
+	}
 	sess := s.newSession()
 	ch := make(chan result, 1)
 	s.m.wg.Add(1) // inside the counted run goroutine
 	go func() {
 		defer s.m.wg.Done()
+		// The slot is held until the attempt has really ended, abandoned or not, so that
+		// timed-out starts cannot pile up processes beyond the limit.
+		defer s.m.starts.release()
 		tools, err := s.connect(ctx, sess)
 		ch <- result{sess, tools, err}
 	}()

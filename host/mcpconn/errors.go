@@ -13,6 +13,10 @@ var (
 	// ErrMissingCredential: a credential reference (env_vars, bearer_token_env_var,
 	// env_http_headers) names a variable that is not set in the environment that resolves it.
 	ErrMissingCredential = errors.New("missing credential")
+	// ErrNotGranted: a credential reference names a variable that BuildOptions.Grant
+	// refused (a plugin naming a host variable the operator did not grant it); nothing was
+	// read.
+	ErrNotGranted = errors.New("credential not granted")
 	// ErrInvalidDecl: the declaration cannot be turned into a Spec (no command or url, a
 	// relative cwd without a base directory, a reserved header name, ...).
 	ErrInvalidDecl = errors.New("invalid server declaration")
@@ -67,7 +71,7 @@ func (e *Error) Error() string {
 	b.WriteString("MCP server ")
 	b.WriteString(strconv.Quote(e.Server))
 	e.body(&b)
-	return redact(b.String(), e.redact)
+	return redactURLs(redact(b.String(), e.redact))
 }
 
 // body renders everything after the server name: " MSG", ": CAUSE", "; stderr: TAIL". A
@@ -118,6 +122,82 @@ func redact(s string, secrets []string) string {
 		}
 	}
 	return s
+}
+
+// RedactURL returns raw with the parts that commonly carry secrets replaced: userinfo
+// ("user:password@") and the query and fragment, so "https://u:p@h/mcp?key=v" becomes
+// "https://REDACTED@h/mcp?REDACTED". Scheme, host and path stay: they say which server is
+// meant. It works on text, without parsing, so a malformed URL is redacted too.
+func RedactURL(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		scheme, rest = "", raw
+	}
+	authEnd := strings.IndexAny(rest, "/?#")
+	if authEnd < 0 {
+		authEnd = len(rest)
+	}
+	auth, tail := rest[:authEnd], rest[authEnd:]
+	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+		auth = "REDACTED@" + auth[at+1:]
+	}
+	path, after := tail, ""
+	if i := strings.IndexAny(tail, "?#"); i >= 0 {
+		path, after = tail[:i], tail[i:]
+	}
+	var b strings.Builder
+	if ok {
+		b.WriteString(scheme)
+		b.WriteString("://")
+	}
+	b.WriteString(auth)
+	b.WriteString(path)
+	if q, _, _ := strings.Cut(after, "#"); len(q) > 1 {
+		b.WriteString("?REDACTED")
+	}
+	if _, f, hasFrag := strings.Cut(after, "#"); hasFrag && f != "" {
+		b.WriteString("#REDACTED")
+	}
+	return b.String()
+}
+
+// redactURLs applies RedactURL to every URL ("scheme://…" up to a space, quote or
+// bracket) in s: error text from the SDK and net/http quotes the request URL in full.
+func redactURLs(s string) string {
+	if !strings.Contains(s, "://") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "://")
+		if i < 0 {
+			b.WriteString(s)
+			return b.String()
+		}
+		start := i
+		for start > 0 && isSchemeByte(s[start-1]) {
+			start--
+		}
+		end := i + 3
+		for end < len(s) && !isURLEnd(s[end]) {
+			end++
+		}
+		// Trailing punctuation belongs to the sentence, not the URL.
+		for end > i+3 && strings.IndexByte(":,;.)", s[end-1]) >= 0 {
+			end--
+		}
+		b.WriteString(s[:start])
+		b.WriteString(RedactURL(s[start:end]))
+		s = s[end:]
+	}
+}
+
+func isSchemeByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
+}
+
+func isURLEnd(c byte) bool {
+	return c <= ' ' || strings.IndexByte("\"'<>`", c) >= 0
 }
 
 // missingVar is the error for an unresolvable credential reference. It names the server,

@@ -69,6 +69,12 @@ type Options struct {
 	// TerminateGrace is how long closing a stdio server waits, after closing its stdin, for
 	// it to exit before sending SIGTERM (and as long again before SIGKILL). 0 means 2s.
 	TerminateGrace time.Duration
+
+	// MaxConcurrentStarts bounds the connection attempts (a stdio server's process start,
+	// the handshake and the first tools/list) that run at once across the Manager; further
+	// attempts wait for a slot within their own startup timeout. 0 means
+	// config.DefaultMaxConcurrentServerStarts. SetMaxConcurrentStarts changes it later.
+	MaxConcurrentStarts int
 }
 
 // Backoff paces restarts of a failed server (per sharing key). It is a plain value. After the n-th consecutive
@@ -118,6 +124,9 @@ type Manager struct {
 	// under m.mu or a shared's mu while that shared is open, or from a counted goroutine.
 	wg sync.WaitGroup
 
+	// starts bounds concurrent connection attempts (Options.MaxConcurrentStarts).
+	starts *startLimiter
+
 	mu       sync.Mutex // guards the fields below; taken before any shared's mu
 	closed   bool
 	conns    map[string]*shared
@@ -141,6 +150,7 @@ func NewManager(o Options) *Manager {
 		impl:     o.ClientInfo,
 		conns:    map[string]*shared{},
 		failures: map[string]*failure{},
+		starts:   newStartLimiter(cmp.Or(o.MaxConcurrentStarts, config.DefaultMaxConcurrentServerStarts)),
 	}
 	m.opts.Backoff = o.Backoff.withDefaults()
 	m.opts.StderrTailBytes = cmp.Or(o.StderrTailBytes, 2048)
@@ -160,6 +170,16 @@ func NewManager(o Options) *Manager {
 		m.impl = &mcp.Implementation{Name: "warden", Version: "dev"}
 	}
 	return m
+}
+
+// SetMaxConcurrentStarts changes Options.MaxConcurrentStarts (n <= 0: the default).
+// Attempts already running keep their slots; waiting ones are admitted as the new limit
+// allows.
+func (m *Manager) SetMaxConcurrentStarts(n int) {
+	if n <= 0 {
+		n = config.DefaultMaxConcurrentServerStarts
+	}
+	m.starts.setLimit(n)
 }
 
 // Acquire returns a handle on the shared connection for spec.Key, taking a reference that

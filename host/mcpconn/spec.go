@@ -77,7 +77,8 @@ func (s Spec) String() string {
 // can never leak a credential.
 func (s Spec) Format(f fmt.State, _ rune) { _, _ = f.Write([]byte(s.String())) }
 
-// MarshalJSON renders a Spec without values: Env and Headers appear as their names only.
+// MarshalJSON renders a Spec without values: Env and Headers appear as their names only,
+// and the URL through RedactURL (a query string often carries a key).
 // This keeps a Spec passed to a JSON logger (hclog JSONFormat) safe.
 func (s Spec) MarshalJSON() ([]byte, error) {
 	envNames := make([]string, 0, len(s.Env))
@@ -98,7 +99,7 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 		StartupTimeout string   `json:"startupTimeout"`
 		ToolTimeout    string   `json:"toolTimeout"`
 		Key            string   `json:"key"`
-	}{s.Name, string(s.Transport), s.Environment, s.Command, s.Args, s.Cwd, envNames, s.URL,
+	}{s.Name, string(s.Transport), s.Environment, s.Command, s.Args, s.Cwd, envNames, RedactURL(s.URL),
 		slices.Sorted(maps.Keys(s.Headers)), s.StartupTimeout.String(), s.ToolTimeout.String(), s.Key})
 }
 
@@ -164,6 +165,13 @@ type BuildOptions struct {
 	// BaseEnv reads the minimal base variables (BaseEnvVars) for a stdio child; nil means
 	// os.LookupEnv (the host). Only the names in BaseEnvVars are ever read through it.
 	BaseEnv func(name string) (string, bool)
+	// Grant, when set, is asked about every credential reference before any is read: key
+	// is the declaration key ("env_vars", "bearer_token_env_var" or
+	// `env_http_headers (header "X-Key")`), name the variable. A non-empty refusal means no
+	// reference of the declaration is looked up through the Resolver at all, and BuildSpec
+	// fails with an *Error wrapping ErrNotGranted whose text carries every refusal. nil
+	// reads every reference (a declaration of the environment's own operator).
+	Grant func(key, name string) (refusal string)
 }
 
 // BaseEnvVars lists the variables a stdio server inherits from the host when they are set
@@ -236,6 +244,12 @@ func BuildSpec(d *config.ServerDecl, r Resolver, o BuildOptions) (Spec, error) {
 	k.field("transport", string(s.Transport))
 	k.field("environment", s.Environment)
 	k.field("timeouts", s.StartupTimeout.String(), s.ToolTimeout.String())
+
+	if o.Grant != nil {
+		if err := checkGrants(d, s.Transport, o.Grant); err != nil {
+			return Spec{}, err
+		}
+	}
 
 	var secrets []string
 	switch {
@@ -335,6 +349,33 @@ func BuildSpec(d *config.ServerDecl, r Resolver, o BuildOptions) (Spec, error) {
 	s.secrets = slices.Compact(secrets)
 	s.Key = k.sum()
 	return s, nil
+}
+
+// checkGrants asks grant about every credential reference d's transport reads, in the
+// order BuildSpec reads them, and returns the refusals as one ErrNotGranted error.
+func checkGrants(d *config.ServerDecl, transport config.Transport, grant func(key, name string) string) error {
+	var refusals []string
+	ask := func(key, name string) {
+		if r := grant(key, name); r != "" {
+			refusals = append(refusals, r)
+		}
+	}
+	if transport == config.TransportStdio {
+		for _, ev := range d.EnvVars {
+			ask("env_vars", ev.Name)
+		}
+	} else {
+		for _, name := range slices.Sorted(maps.Keys(d.EnvHTTPHeaders)) {
+			ask(fmt.Sprintf("env_http_headers (header %q)", name), d.EnvHTTPHeaders[name])
+		}
+		if d.BearerTokenEnvVar != "" {
+			ask("bearer_token_env_var", d.BearerTokenEnvVar)
+		}
+	}
+	if len(refusals) == 0 {
+		return nil
+	}
+	return &Error{Server: d.Name, kind: ErrNotGranted, Msg: "is disabled: " + strings.Join(slices.Compact(refusals), "; ")}
 }
 
 // keyHasher writes tagged, length-prefixed fields, so that no two different field

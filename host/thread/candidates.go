@@ -49,6 +49,27 @@ type candidate struct {
 
 func (c *candidate) executorConfig() bool { return c.decl.Origin.Kind == config.OriginExecutorConfig }
 
+// hostGrant is the mcpconn.BuildOptions.Grant for c, whose references the thread layer
+// resolves in the host's environment (a server routed elsewhere never gets that far; see
+// connectable). A declaration of the host's operator (host-config) resolves as configured:
+// nil. A plugin's declaration reads a host variable only if config.toml grants it to that
+// plugin (DESIGN.md §5 rule 10): a selected plugin is code and configuration of someone
+// else's, and its .mcp.json could otherwise name any of the host's secrets and send it to
+// an endpoint of its choosing. The refusal names the variable and the line that grants it.
+func (c *candidate) hostGrant(cfg *config.Config) func(key, name string) string {
+	if c.decl.Origin.Kind != config.OriginPlugin {
+		return nil
+	}
+	id := c.decl.Origin.PluginID
+	return func(key, name string) string {
+		if cfg.Plugins.EnvVarGranted(id, name) {
+			return ""
+		}
+		return fmt.Sprintf("plugin %s names host environment variable %s (%s) without a grant; add it to %s env_vars in %s",
+			id, name, key, config.GrantTable(id), cfg.File)
+	}
+}
+
 // plan is everything one application of policy to a thread needs: the candidate set and
 // the rest of the servers hook's input, built from one Snapshot.
 type plan struct {

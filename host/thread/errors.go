@@ -23,6 +23,8 @@ var (
 	ErrToolNotAvailable = errors.New("tool not available")
 	// ErrToolCallDenied: a policy denied the call (see ToolCallDeniedError).
 	ErrToolCallDenied = errors.New("tool call denied")
+	// ErrThreadLimit: thread/start would open more threads than [limits] max_threads allows.
+	ErrThreadLimit = errors.New("too many threads")
 )
 
 // RootError is a selected capability root that cannot be used: not found, broken, or in an

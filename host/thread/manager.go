@@ -121,8 +121,15 @@ func NewManager(ctx context.Context, o Options) (*Manager, error) {
 		m.log = hclog.NewNullLogger()
 	}
 	m.events = newDispatcher()
+	m.applyLimits(o.Snapshot)
 	m.syncPolicies(ctx, nil)
 	return m, nil
+}
+
+// applyLimits installs snap's host-wide [limits] that the connection manager enforces
+// (max_threads is read by Start from the current snapshot).
+func (m *Manager) applyLimits(snap *Snapshot) {
+	m.conns.SetMaxConcurrentStarts(snap.Home.Config.Limits.WithDefaults().MaxConcurrentServerStarts)
 }
 
 // LoadSnapshot reads a home directory and scans its plugins dirs (plus extraDirs): what
@@ -220,6 +227,13 @@ func (m *Manager) Start(ctx context.Context, p StartParams) (*Thread, error) {
 		m.configMu.Unlock()
 		t.cancel()
 		return nil, fmt.Errorf("thread/start: thread manager %w", ErrClosed)
+	}
+	if limit := snap.Home.Config.Limits.WithDefaults().MaxThreads; len(m.threads) >= limit {
+		m.mu.Unlock()
+		m.configMu.Unlock()
+		t.cancel()
+		return nil, fmt.Errorf("thread/start: %w: %d threads are open, the limit set by max_threads in [limits] of %s (default %d); close a thread or raise the limit",
+			ErrThreadLimit, len(m.threads), snap.Home.Config.File, config.DefaultMaxThreads)
 	}
 	m.threads[t.id] = t
 	m.mu.Unlock()

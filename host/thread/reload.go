@@ -71,6 +71,7 @@ func (m *Manager) reload(ctx context.Context, strict bool) (ReloadResult, *Snaps
 	m.mu.Lock()
 	m.snap = snap
 	m.mu.Unlock()
+	m.applyLimits(snap)
 	// Policies first: a refresh must never run before its roots' policies are installed.
 	m.syncPolicies(ctx, extra)
 	for _, pl := range plans {

@@ -328,7 +328,15 @@ func (t *Thread) apply(ctx context.Context, p *plan, only string) error {
 			continue
 		}
 		spec, err := mcpconn.BuildSpec(&c.decl, mcpconn.EnvResolver{Environment: config.LocalEnvironment, Lookup: m.lookupEnv},
-			mcpconn.BuildOptions{BaseDir: c.baseDir, BaseEnv: m.lookupEnv})
+			mcpconn.BuildOptions{BaseDir: c.baseDir, BaseEnv: m.lookupEnv, Grant: c.hostGrant(p.home.Config)})
+		if errors.Is(err, mcpconn.ErrNotGranted) {
+			// Listed, no tools, with the reason and the grant that would fix it.
+			e.disabled = err.Error()
+			if prev == nil || prev.sess != nil || prev.disabled != e.disabled {
+				notes = append(notes, note{name, StateDisabled, e.disabled})
+			}
+			continue
+		}
 		if err != nil {
 			e.failErr = err
 			notes = append(notes, note{name, StateFailed, err.Error()})
