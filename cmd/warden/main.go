@@ -12,8 +12,11 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	go cli.StopOnSignal(sigs, cancel, os.Stderr, os.Exit)
 	code := cli.Main(ctx, os.Args[1:], cli.Stdio())
-	stop()
+	cancel()
 	os.Exit(code)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -389,7 +390,7 @@ func TestDisconnectWhileSaturated(t *testing.T) {
 // initialize.
 func TestNotifications(t *testing.T) {
 	b := newBackend()
-	s := api.New(b, api.Options{})
+	s := api.New(b, api.Options{NoAuth: true})
 	url := wsServer(t, s, "127.0.0.1:0")
 
 	a := stdioClient(t, s)
@@ -517,7 +518,7 @@ func TestServeStdioContext(t *testing.T) {
 // TestMessageTooLarge: on stdio an oversized line is refused and the connection goes
 // on; on a WebSocket the connection is closed with 1009.
 func TestMessageTooLarge(t *testing.T) {
-	o := api.Options{MaxMessageBytes: 256}
+	o := api.Options{MaxMessageBytes: 256, NoAuth: true}
 	t.Run("stdio", func(t *testing.T) {
 		c := stdioClient(t, api.New(newBackend(), o))
 		c.initialize()
@@ -548,7 +549,7 @@ func TestMessageTooLarge(t *testing.T) {
 
 // TestWebSocketBinary: a binary frame closes the connection with 1003.
 func TestWebSocketBinary(t *testing.T) {
-	url := wsServer(t, api.New(newBackend(), api.Options{}), "")
+	url := wsServer(t, api.New(newBackend(), api.Options{NoAuth: true}), "")
 	conn, _, err := websocket.Dial(context.Background(), url, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -561,23 +562,36 @@ func TestWebSocketBinary(t *testing.T) {
 	}
 }
 
-// TestListenSecurity: without a token only loopback addresses may be bound; with a
-// token any may, and every upgrade must present it.
+// TestListenSecurity: a TCP listener needs a token, or the explicit NoAuth that only a
+// loopback address accepts; a token shorter than MinTokenBytes is refused everywhere; with
+// a token any address may be bound, and every upgrade must present it.
 func TestListenSecurity(t *testing.T) {
-	open := api.New(newBackend(), api.Options{})
-	for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "example.com:0"} {
-		l, err := open.Listen(addr)
-		if !errors.Is(err, api.ErrTokenRequired) {
-			if l != nil {
-				_ = l.Close()
+	sock := "unix://" + t.TempDir() + "/api.sock"
+	for _, c := range []struct {
+		o     api.Options
+		addrs []string
+		want  error
+	}{
+		{api.Options{}, []string{"", "127.0.0.1:0", "localhost:0", "0.0.0.0:0", ":0", "[::]:0", "example.com:0"}, api.ErrTokenRequired},
+		{api.Options{NoAuth: true}, []string{"0.0.0.0:0", ":0", "[::]:0", "example.com:0"}, api.ErrNoAuthNotLoopback},
+		{api.Options{Token: secret[:api.MinTokenBytes-1]}, []string{"127.0.0.1:0", "0.0.0.0:0", sock}, api.ErrTokenTooShort},
+	} {
+		s := api.New(newBackend(), c.o)
+		for _, addr := range c.addrs {
+			l, err := s.Listen(addr)
+			if !errors.Is(err, c.want) {
+				if l != nil {
+					_ = l.Close()
+				}
+				t.Errorf("Listen(%q) with %+v = %v, want %v", addr, c.o, err, c.want)
 			}
-			t.Errorf("Listen(%q) without a token = %v, want ErrTokenRequired", addr, err)
 		}
 	}
+	open := api.New(newBackend(), api.Options{NoAuth: true})
 	for _, addr := range []string{"", "127.0.0.1:0", "localhost:0"} {
 		l, err := open.Listen(addr)
 		if err != nil {
-			t.Errorf("Listen(%q): %v", addr, err)
+			t.Errorf("Listen(%q) with NoAuth: %v", addr, err)
 			continue
 		}
 		if !strings.HasPrefix(l.URL(), "ws://127.0.0.1:") {
@@ -617,10 +631,10 @@ func TestListenSecurity(t *testing.T) {
 	}
 }
 
-// TestWebSocketHostAndOrigin: without a token, a request naming a non-loopback Host
-// (DNS rebinding) or carrying a foreign browser Origin is refused.
+// TestWebSocketHostAndOrigin: without a token (NoAuth), a request naming a non-loopback
+// Host (DNS rebinding) or carrying a foreign browser Origin is refused.
 func TestWebSocketHostAndOrigin(t *testing.T) {
-	url := wsServer(t, api.New(newBackend(), api.Options{}), "")
+	url := wsServer(t, api.New(newBackend(), api.Options{NoAuth: true}), "")
 	_, resp, err := websocket.Dial(context.Background(), url, &websocket.DialOptions{Host: "attacker.example"})
 	if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
 		t.Errorf("foreign Host: dial = %v, want 403", err)
@@ -642,7 +656,7 @@ func TestWebSocketHostAndOrigin(t *testing.T) {
 // closes open connections and returns nil.
 func TestListenAndServe(t *testing.T) {
 	b := newBackend()
-	s := api.New(b, api.Options{})
+	s := api.New(b, api.Options{NoAuth: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	urls := make(chan string, 1)
 	served := make(chan error, 1)
@@ -666,8 +680,8 @@ func TestListenAndServe(t *testing.T) {
 	}
 	<-b.cancelled
 	c.closed()
-	if err := s.ListenAndServe(context.Background(), "0.0.0.0:0", nil); !errors.Is(err, api.ErrTokenRequired) {
-		t.Errorf("ListenAndServe on 0.0.0.0 without a token = %v", err)
+	if err := s.ListenAndServe(context.Background(), "0.0.0.0:0", nil); !errors.Is(err, api.ErrNoAuthNotLoopback) {
+		t.Errorf("ListenAndServe on 0.0.0.0 with NoAuth = %v", err)
 	}
 }
 
@@ -720,4 +734,48 @@ func TestHandler(t *testing.T) {
 	}
 	c.close()
 	c.closed()
+}
+
+// TestUnixSocket: the host API over a Unix socket: the file is 0600, a JSON-RPC round trip
+// works without a token (the mode is the authentication), a configured token is still
+// required, and the file is gone once Serve has returned.
+func TestUnixSocket(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		token string
+	}{{"no token", ""}, {"token", "tok-" + secret}} {
+		t.Run(c.name, func(t *testing.T) {
+			path := t.TempDir() + "/api.sock"
+			// Cleanups run last-registered first: this one after wsServer's has stopped Serve.
+			t.Cleanup(func() {
+				if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("the socket outlived Serve: %v", err)
+				}
+			})
+			url := wsServer(t, api.New(newBackend(), api.Options{Token: c.token}), "unix://"+path)
+			if url != "unix://"+path {
+				t.Errorf("URL = %q", url)
+			}
+			if fi, err := os.Lstat(path); err != nil || fi.Mode().Perm() != 0o600 || fi.Mode().Type() != os.ModeSocket {
+				t.Fatalf("socket %v (%v), want a 0600 socket", fi, err)
+			}
+			if c.token != "" {
+				if _, err := dialWS(t, url, nil); err == nil || !strings.Contains(err.Error(), "401") {
+					t.Errorf("dial without the configured token = %v, want 401", err)
+				}
+			}
+			h := http.Header{}
+			if c.token != "" {
+				h.Set("Authorization", "Bearer "+c.token)
+			}
+			cl, err := dialWS(t, url, h)
+			if err != nil {
+				t.Fatalf("dial %s: %v", url, err)
+			}
+			cl.initialize()
+			if r := cl.call(1, "thread/start", `{"kind":"reviewer"}`); r.Error != nil {
+				t.Fatal(r.Error)
+			}
+		})
+	}
 }

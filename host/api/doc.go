@@ -9,7 +9,9 @@
 //	// stdio: one JSON message per line, as MCP's stdio transport.
 //	err := srv.ServeStdio(ctx, os.Stdin, os.Stdout)
 //
-//	// WebSocket: one JSON message per text frame, on loopback by default.
+//	// WebSocket: one JSON message per text frame. TCP needs Options.Token (at least
+//	// MinTokenBytes) or the loopback-only Options.NoAuth; "unix:///path" is a Unix socket
+//	// created 0600, which needs no token.
 //	err = srv.ListenAndServe(ctx, "127.0.0.1:0", func(url string) {
 //		fmt.Fprintln(os.Stderr, "warden API listening on", url) // ws://127.0.0.1:PORT
 //	})

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -322,7 +323,7 @@ func stdioClient(t *testing.T, s *api.Server) *client {
 	return c
 }
 
-// wsServer serves s on 127.0.0.1:0 until the test ends; it returns the URL.
+// wsServer serves s on addr until the test ends; it returns the URL.
 func wsServer(t *testing.T, s *api.Server, addr string) string {
 	t.Helper()
 	l, err := s.Listen(addr)
@@ -346,11 +347,22 @@ func wsServer(t *testing.T, s *api.Server, addr string) string {
 	return l.URL()
 }
 
-// dialWS opens a WebSocket client connection; header may be nil.
+// dialWS opens a WebSocket client connection; header may be nil. A unix:///path URL is
+// dialled over that Unix socket.
 func dialWS(t *testing.T, url string, header http.Header) (*client, error) {
 	t.Helper()
 	ctx := context.Background()
-	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: header})
+	opts := &websocket.DialOptions{HTTPHeader: header}
+	if path, ok := strings.CutPrefix(url, "unix://"); ok {
+		tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}}
+		t.Cleanup(tr.CloseIdleConnections)
+		opts.HTTPClient = &http.Client{Transport: tr}
+		url = "ws://localhost/"
+	}
+	conn, _, err := websocket.Dial(ctx, url, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -396,6 +408,8 @@ func transports(t *testing.T, o api.Options, f func(t *testing.T, b *backend, di
 	}{{"stdio", stdioClient}, {"websocket", wsClient}} {
 		t.Run(tr.name, func(t *testing.T) {
 			b := newBackend()
+			o := o
+			o.NoAuth = true // these tests are about the protocol, not the listener's rules
 			s := api.New(b, o)
 			var url string
 			dial := func() *client {

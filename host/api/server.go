@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/warden-mcp/warden/host/internal/netguard"
 	"github.com/warden-mcp/warden/host/protocol"
 )
 
@@ -64,9 +65,12 @@ type Options struct {
 	// DefaultNotificationQueue.
 	NotificationQueue int
 	// Token, when set, is the bearer token every WebSocket upgrade must present
-	// ("Authorization: Bearer TOKEN"), compared in constant time. Listen refuses a
-	// non-loopback address without one. It does not apply to stdio.
+	// ("Authorization: Bearer TOKEN"), compared in constant time; at least MinTokenBytes.
+	// Listen requires it on TCP unless NoAuth is set. It does not apply to stdio.
 	Token string
+	// NoAuth is the explicit opt-out of the token on a TCP listener, which Listen accepts
+	// only on a loopback address: then any local user can drive the host API.
+	NoAuth bool
 	// OriginPatterns lists extra host patterns (path.Match syntax, e.g.
 	// "app.example.com") whose browser Origin may open a WebSocket. By default a
 	// request with an Origin header is accepted only when the Origin's host equals the
@@ -82,7 +86,7 @@ type Server struct {
 	maxConc int
 	maxMsg  int64
 	queue   int
-	token   string
+	guard   netguard.Guard
 	origins []string
 }
 
@@ -93,7 +97,7 @@ func New(b Backend, o Options) *Server {
 		maxConc: o.MaxConcurrentRequests,
 		maxMsg:  o.MaxMessageBytes,
 		queue:   o.NotificationQueue,
-		token:   o.Token,
+		guard:   netguard.Guard{Token: o.Token, NoAuth: o.NoAuth},
 		origins: append([]string(nil), o.OriginPatterns...),
 	}
 	if o.Logger == nil {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -17,9 +16,18 @@ import (
 	"github.com/warden-mcp/warden/host/internal/netguard"
 )
 
-// ErrTokenRequired is returned by Listen for a non-loopback address when the Server has
-// no Options.Token.
-var ErrTokenRequired = errors.New("a bearer token (Options.Token) is required to listen on a non-loopback address")
+// Errors of Listen; they are netguard's, so errors.Is works across warden's listeners.
+var (
+	// ErrTokenRequired: a TCP address without Options.Token and without Options.NoAuth.
+	ErrTokenRequired = netguard.ErrTokenRequired
+	// ErrNoAuthNotLoopback: Options.NoAuth on an address that is not loopback.
+	ErrNoAuthNotLoopback = netguard.ErrNoAuthNotLoopback
+	// ErrTokenTooShort: an Options.Token shorter than MinTokenBytes.
+	ErrTokenTooShort = netguard.ErrTokenTooShort
+)
+
+// MinTokenBytes is the shortest Options.Token Listen accepts.
+const MinTokenBytes = netguard.MinTokenBytes
 
 // Handler returns an http.Handler that upgrades every request to a WebSocket and serves
 // it as one connection, one JSON-RPC message per text frame (a binary frame closes the
@@ -30,8 +38,11 @@ var ErrTokenRequired = errors.New("a bearer token (Options.Token) is required to
 //     (constant-time compare), else 401;
 //   - without a token: the request's Host must be a loopback name or address
 //     (localhost, 127.0.0.0/8, ::1), else 403 — this defeats DNS rebinding against a
-//     local warden;
+//     local warden (a request over a Unix socket is exempt: no browser reaches one);
 //   - a browser Origin must match the Host or Options.OriginPatterns, else 403.
+//
+// Mounted in your own server without a token, it lets every local user in: Listen is what
+// requires a token (or a Unix socket) by default.
 //
 // Connections live until the client closes them or the request's context ends; note that
 // http.Server.Shutdown does not close upgraded connections. Listener.Serve does.
@@ -41,7 +52,7 @@ func (s *Server) Handler() http.Handler {
 
 func (s *Server) wsHandler(base context.Context, t *connTracker) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.authorize(w, r) {
+		if !s.guard.Allow(w, r, s.log) {
 			return
 		}
 		if t != nil {
@@ -67,25 +78,6 @@ func (s *Server) wsHandler(base context.Context, t *connTracker) http.Handler {
 			s.log.Debug("websocket connection ended", "remote", r.RemoteAddr, "error", err)
 		}
 	})
-}
-
-// authorize applies the token or loopback-Host rule and writes the refusal.
-func (s *Server) authorize(w http.ResponseWriter, r *http.Request) bool {
-	if s.token != "" {
-		if netguard.ValidBearer(r.Header.Get("Authorization"), s.token) {
-			return true
-		}
-		s.log.Debug("websocket upgrade refused: missing or wrong bearer token", "remote", r.RemoteAddr)
-		w.Header().Set("WWW-Authenticate", `Bearer realm="warden"`)
-		http.Error(w, "unauthorized", http.StatusUnauthorized)
-		return false
-	}
-	if !netguard.IsLoopbackHost(netguard.HostOnly(r.Host)) {
-		s.log.Debug("websocket upgrade refused: non-loopback Host without a token", "remote", r.RemoteAddr)
-		http.Error(w, "forbidden: this server accepts only loopback Host names", http.StatusForbidden)
-		return false
-	}
-	return true
 }
 
 // wsConn adapts a coder/websocket connection to Conn.
@@ -119,60 +111,38 @@ func (w *wsConn) Close() error {
 
 // Listener is a bound WebSocket endpoint; see Server.Listen.
 type Listener struct {
-	s   *Server
-	ln  net.Listener
-	url string
+	s  *Server
+	ln *netguard.Listener
 }
 
-// Listen binds addr ("host:port"; "" means 127.0.0.1:0, an ephemeral loopback port)
-// for WebSocket connections. Without Options.Token it accepts only loopback addresses
-// (127.0.0.0/8, ::1, localhost) and otherwise fails with ErrTokenRequired, before and
-// after binding (the bound address is checked too). Start serving with Serve.
+// Listen binds addr for WebSocket connections: "host:port" ("" means 127.0.0.1:0, an
+// ephemeral loopback port) or "unix:///path" (a Unix-domain socket). Start serving with
+// Serve.
+//
+// A TCP address requires Options.Token (at least MinTokenBytes; shorter is
+// ErrTokenTooShort on every address) unless Options.NoAuth is set, which only a loopback
+// address accepts (127.0.0.0/8, ::1, localhost; the bound address is checked too):
+// ErrTokenRequired, ErrNoAuthNotLoopback. A Unix socket is created mode 0600 whatever the
+// umask, so it needs no token (one that is set is still checked); a stale socket at the
+// path is replaced, anything else there is refused, and the file is removed on close.
 func (s *Server) Listen(addr string) (*Listener, error) {
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("api: listen %q: %w", addr, err)
-	}
-	if s.token == "" && !netguard.IsLoopbackHost(host) {
-		return nil, fmt.Errorf("api: listen %s: %w", addr, ErrTokenRequired)
-	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := netguard.Listen(context.Background(), addr, s.guard)
 	if err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
-	ta, ok := ln.Addr().(*net.TCPAddr)
-	if !ok || (s.token == "" && !ta.IP.IsLoopback()) {
-		_ = ln.Close()
-		return nil, fmt.Errorf("api: listen %s (bound %s): %w", addr, ln.Addr(), ErrTokenRequired)
-	}
-	urlHost := ta.IP.String()
-	if ta.IP.IsUnspecified() {
-		// A wildcard bind: name the wildcard as the caller wrote it (Go reports a
-		// dual-stack "::" for "0.0.0.0"); clients use one of the machine's addresses.
-		urlHost = host
-		if urlHost == "" {
-			urlHost = "0.0.0.0"
-		}
-	}
-	return &Listener{
-		s:   s,
-		ln:  ln,
-		url: "ws://" + net.JoinHostPort(urlHost, strconv.Itoa(ta.Port)),
-	}, nil
+	return &Listener{s: s, ln: ln}, nil
 }
 
-// URL is the bound endpoint, e.g. ws://127.0.0.1:41234. For a wildcard address
-// (0.0.0.0, ::) it names the wildcard as given to Listen, with the bound port.
-func (l *Listener) URL() string { return l.url }
+// URL is the bound endpoint, e.g. ws://127.0.0.1:41234, or unix:///path for a Unix
+// socket (dial it with an http.Client whose transport dials the path). For a wildcard
+// address (0.0.0.0, ::) it names the wildcard as given to Listen, with the bound port.
+func (l *Listener) URL() string { return l.ln.URL("ws") }
 
 // Addr is the bound address.
 func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
 
-// Close releases the listener of a Listener whose Serve was never called. To stop a
-// running Serve, cancel its context.
+// Close releases the listener of a Listener whose Serve was never called (removing its
+// Unix socket). To stop a running Serve, cancel its context.
 func (l *Listener) Close() error { return l.ln.Close() }
 
 // Serve serves WebSocket connections (Handler) until ctx is done, then stops accepting,
@@ -208,7 +178,7 @@ func (l *Listener) Serve(ctx context.Context) error {
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
-	return fmt.Errorf("api: serve %s: %w", l.url, err)
+	return fmt.Errorf("api: serve %s: %w", l.URL(), err)
 }
 
 // ListenAndServe binds addr (see Listen), logs the URL at info level, passes it to ready
@@ -218,7 +188,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string, ready func(url
 	if err != nil {
 		return err
 	}
-	s.log.Info("listening", "url", l.URL(), "token", s.token != "")
+	s.log.Info("listening", "url", l.URL(), "token", s.guard.Token != "")
 	if ready != nil {
 		ready(l.URL())
 	}

@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -218,4 +220,38 @@ func joinNonEmpty(sep string, parts ...string) string {
 		}
 	}
 	return strings.Join(out, sep)
+}
+
+// StopGrace is how long after SIGINT/SIGTERM a command may take to stop gracefully before
+// StopOnSignal ends the process; below 2 s so that the process is gone within 2 s of the
+// signal whatever is stuck (a guest, a host function, a server that does not exit).
+const StopGrace = 1500 * time.Millisecond
+
+// StopOnSignal is the process's signal handling: the first signal on sigs cancels the
+// command (cancel: a graceful stop) and says so on stderr; if the command has not returned StopGrace later, or a
+// second signal arrives first, it prints why on stderr and calls exit with 128+signal, the
+// shell's code for death by that signal. It returns only if sigs is closed.
+func StopOnSignal(sigs <-chan os.Signal, cancel func(), stderr io.Writer, exit func(code int)) {
+	sig, ok := <-sigs
+	if !ok {
+		return
+	}
+	cancel()
+	fmt.Fprintf(stderr, "warden: %v: stopping (again to exit at once)\n", sig)
+	timer := time.NewTimer(StopGrace)
+	defer timer.Stop()
+	select {
+	case again, ok := <-sigs:
+		if !ok {
+			return
+		}
+		fmt.Fprintf(stderr, "warden: second signal (%v) while stopping: exiting now\n", again)
+	case <-timer.C:
+		fmt.Fprintf(stderr, "warden: did not stop within %v of %v: exiting now\n", StopGrace, sig)
+	}
+	code := 128 + 15
+	if s, ok := sig.(syscall.Signal); ok {
+		code = 128 + int(s)
+	}
+	exit(code)
 }

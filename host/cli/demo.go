@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/warden-mcp/warden/host"
 	"github.com/warden-mcp/warden/host/frontdoor"
+	"github.com/warden-mcp/warden/host/internal/netguard"
 	"github.com/warden-mcp/warden/host/logging"
 	"github.com/warden-mcp/warden/host/roots"
 	"github.com/warden-mcp/warden/host/thread"
@@ -426,12 +428,18 @@ func (e *exampleHTTP) stop() {
 	}
 }
 
-// demoFrontDoor serves thread th over streamable HTTP on loopback and uses it with the
-// go-sdk MCP client: the tool list is exactly what policy exposes, names are server__tool.
+// demoFrontDoor serves thread th over streamable HTTP on loopback, behind a generated
+// bearer token as `warden serve` does, and uses it with the go-sdk MCP client: a client
+// without the token is refused, the tool list is exactly what policy exposes, names are
+// server__tool.
 func demoFrontDoor(ctx context.Context, w io.Writer, h *host.Host, th *thread.Thread, checks *demoChecks) error {
 	fd := frontdoor.New(h.Threads(), frontdoor.Options{Version: Version})
 	defer fd.Close()
-	ln, err := fd.Listen("127.0.0.1:0", "")
+	token, err := netguard.GenerateToken()
+	if err != nil {
+		return err
+	}
+	ln, err := fd.Listen("127.0.0.1:0", frontdoor.ListenOptions{Token: token})
 	if err != nil {
 		return err
 	}
@@ -442,8 +450,18 @@ func demoFrontDoor(ctx context.Context, w io.Writer, h *host.Host, th *thread.Th
 
 	url := ln.ThreadURL(th.ID())
 	section(w, "Thread 1 through the MCP front door: "+url)
+	status, err := demoPostStatus(ctx, url)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  a client without the bearer token -> HTTP %d\n", status)
+	if status != http.StatusUnauthorized {
+		*checks = append(*checks, fmt.Sprintf("the front door answered a client without the token with HTTP %d, want 401", status))
+	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "warden-demo", Version: Version}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{
+		Transport: bearerTransport{token: token, base: http.DefaultTransport},
+	}}, nil)
 	if err != nil {
 		return err
 	}
@@ -477,4 +495,32 @@ func demoFrontDoor(ctx context.Context, w io.Writer, h *host.Host, th *thread.Th
 	}
 	fmt.Fprintln(w)
 	return nil
+}
+
+// demoPostStatus posts an MCP initialize to url without credentials and returns the status.
+func demoPostStatus(ctx context.Context, url string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("front door without a token: %w", err)
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// bearerTransport adds "Authorization: Bearer token" to every request.
+type bearerTransport struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (t bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return t.base.RoundTrip(r)
 }

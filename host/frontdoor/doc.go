@@ -27,9 +27,10 @@
 //	env = { WARDEN_HOME = "/home/me/.warden" }
 //
 // `warden serve --mcp-listen 127.0.0.1:8765` serves every thread (started through the host
-// API) over streamable HTTP at http://127.0.0.1:8765/threads/{id}/mcp; add
-// `--token-env VAR` to require "Authorization: Bearer $VAR" (required for a non-loopback
-// address).
+// API) over streamable HTTP at http://127.0.0.1:8765/threads/{id}/mcp behind a bearer
+// token: `--token-env VAR` names it (required for a non-loopback address), else one is
+// generated into <home>/listen.token (0600). `--mcp-listen unix:///PATH` serves on a 0600
+// Unix socket instead, without a token; `--no-auth` opts out on loopback only.
 //
 // # Embedding
 //
@@ -45,8 +46,9 @@
 //	// answered); ServeIO takes any reader and writer, Serve any mcp.Transport:
 //	err = fd.ServeStdio(ctx, th.ID())
 //
-//	// Or every thread over HTTP, on loopback (a token is needed for other addresses):
-//	err = fd.ListenAndServe(ctx, "127.0.0.1:0", "", func(url string) {
+//	// Or every thread over HTTP, behind a bearer token of at least 16 bytes (or on a
+//	// unix:///path socket, created 0600, without one):
+//	err = fd.ListenAndServe(ctx, "127.0.0.1:0", frontdoor.ListenOptions{Token: token}, func(url string) {
 //		log.Info("front door", "url", url+frontdoor.ThreadPath(th.ID()))
 //	})
 //
@@ -99,10 +101,13 @@
 //
 // Handler serves stateful streamable HTTP sessions (mcp.NewStreamableHTTPHandler), one
 // handler per thread, so a session id never crosses threads; an unknown thread is 404 and a
-// thread that ended has its sessions closed. Listen binds loopback by default and refuses a
-// non-loopback address without a token (ErrTokenRequired); with a token every request must
-// carry "Authorization: Bearer TOKEN" (compared in constant time, else 401), and without
-// one the Host must be loopback (else 403) — the rules of host/api's WebSocket listener.
+// thread that ended has its sessions closed. Listen requires a bearer token on TCP
+// (ErrTokenRequired; shorter than MinTokenBytes is ErrTokenTooShort) unless
+// ListenOptions.NoAuth, which only a loopback address accepts (ErrNoAuthNotLoopback); with
+// a token every request must carry "Authorization: Bearer TOKEN" (compared in constant
+// time, else 401), and without one the Host must be loopback (else 403). A unix:///path
+// address is a Unix socket created 0600, which needs no token. These are the rules of
+// host/api's WebSocket listener: both use one guard.
 // Idle sessions close after Options.SessionTimeout.
 //
 // # Concurrency and lifetime

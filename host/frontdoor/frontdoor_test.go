@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -85,7 +86,7 @@ func TestHTTPFrontDoor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := fd.Listen("127.0.0.1:0", "")
+	l, err := fd.Listen("127.0.0.1:0", frontdoor.ListenOptions{NoAuth: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,8 +166,9 @@ func post(t *testing.T, c *http.Client, url string) int {
 	return resp.StatusCode
 }
 
-// The listener's rules: loopback only without a token; with one, every request must carry
-// it (401 otherwise); without one, a non-loopback Host is refused (DNS rebinding).
+// The listener's rules: a token is required on TCP unless NoAuth, which only loopback
+// accepts; a short token is refused; with a token every request must carry it (401
+// otherwise); without one (NoAuth), a non-loopback Host is refused (DNS rebinding).
 func TestListenerAuth(t *testing.T) {
 	hm := newHome(t)
 	h, logs := newHost(t, hm.dir)
@@ -176,19 +178,35 @@ func TestListenerAuth(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	for _, addr := range []string{"0.0.0.0:0", "[::]:0", "example.com:0"} {
-		if _, err := fd.Listen(addr, ""); !errors.Is(err, frontdoor.ErrTokenRequired) {
-			t.Errorf("Listen(%s) without a token = %v, want ErrTokenRequired", addr, err)
+	for _, c := range []struct {
+		addr string
+		o    frontdoor.ListenOptions
+		want error
+	}{
+		{"127.0.0.1:0", frontdoor.ListenOptions{}, frontdoor.ErrTokenRequired},
+		{"", frontdoor.ListenOptions{}, frontdoor.ErrTokenRequired},
+		{"0.0.0.0:0", frontdoor.ListenOptions{}, frontdoor.ErrTokenRequired},
+		{"0.0.0.0:0", frontdoor.ListenOptions{NoAuth: true}, frontdoor.ErrNoAuthNotLoopback},
+		{"[::]:0", frontdoor.ListenOptions{NoAuth: true}, frontdoor.ErrNoAuthNotLoopback},
+		{"example.com:0", frontdoor.ListenOptions{NoAuth: true}, frontdoor.ErrNoAuthNotLoopback},
+		{"127.0.0.1:0", frontdoor.ListenOptions{Token: "fifteen-bytes!!"}, frontdoor.ErrTokenTooShort},
+		{"unix://" + t.TempDir() + "/s.sock", frontdoor.ListenOptions{Token: "fifteen-bytes!!"}, frontdoor.ErrTokenTooShort},
+	} {
+		if l, err := fd.Listen(c.addr, c.o); !errors.Is(err, c.want) {
+			if l != nil {
+				_ = l.Close()
+			}
+			t.Errorf("Listen(%q, %+v) = %v, want %v", c.addr, c.o, err, c.want)
 		}
 	}
-	wild, err := fd.Listen("0.0.0.0:0", "tok")
+	wild, err := fd.Listen("0.0.0.0:0", frontdoor.ListenOptions{Token: "a-token-of-16-bytes"})
 	if err != nil {
 		t.Fatalf("Listen(0.0.0.0:0) with a token: %v", err)
 	}
 	_ = wild.Close()
 
 	const token = "fd-test-token-7c1e"
-	l, err := fd.Listen("127.0.0.1:0", token)
+	l, err := fd.Listen("127.0.0.1:0", frontdoor.ListenOptions{Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,8 +242,8 @@ func TestListenerAuth(t *testing.T) {
 		t.Errorf("tools with the token = %q", got)
 	}
 
-	// Without a token, only loopback Host names are served.
-	open, err := fd.Listen("127.0.0.1:0", "")
+	// Without a token (NoAuth), only loopback Host names are served.
+	open, err := fd.Listen("127.0.0.1:0", frontdoor.ListenOptions{NoAuth: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,6 +257,38 @@ func TestListenerAuth(t *testing.T) {
 	_ = resp.Body.Close()
 	if resp.StatusCode != http.StatusForbidden {
 		t.Errorf("non-loopback Host without a token: %d, want 403", resp.StatusCode)
+	}
+}
+
+// The front door over a Unix socket: the file is 0600, a thread is served without a token
+// (the mode is the authentication), and the file is removed when Serve returns.
+func TestUnixSocketListener(t *testing.T) {
+	hm := newHome(t)
+	h, logs := newHost(t, hm.dir)
+	fd := frontDoor(t, h, logs)
+	th, err := h.Threads().Start(testCtx(t), thread.StartParams{SelectedRoots: []thread.SelectedRoot{{ID: "guarded@1"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/mcp.sock"
+	l, err := fd.Listen("unix://"+path, frontdoor.ListenOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode().Type() != os.ModeSocket || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("socket %v (%v), want a 0600 socket", fi, err)
+	}
+	// Cleanups run last-registered first: this one after serve's has stopped the listener.
+	t.Cleanup(func() {
+		if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the socket outlived Serve: %v", err)
+		}
+	})
+	serve(t, l)
+	cs := connectHTTP(t, l.ThreadURL(th.ID()), nil, newListChanged())
+	if got := toolNames(t, cs); !slices.Equal(got, wantTools()) {
+		t.Errorf("tools over the Unix socket = %q, want %q", got, wantTools())
 	}
 }
 

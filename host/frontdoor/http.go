@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -14,8 +13,28 @@ import (
 	"github.com/warden-mcp/warden/host/internal/netguard"
 )
 
-// ErrTokenRequired is returned by Listen for a non-loopback address without a bearer token.
-var ErrTokenRequired = errors.New("a bearer token is required to listen on a non-loopback address")
+// Errors of Listen; they are netguard's, so errors.Is works across warden's listeners.
+var (
+	// ErrTokenRequired: a TCP address without ListenOptions.Token and without NoAuth.
+	ErrTokenRequired = netguard.ErrTokenRequired
+	// ErrNoAuthNotLoopback: ListenOptions.NoAuth on an address that is not loopback.
+	ErrNoAuthNotLoopback = netguard.ErrNoAuthNotLoopback
+	// ErrTokenTooShort: a ListenOptions.Token shorter than MinTokenBytes.
+	ErrTokenTooShort = netguard.ErrTokenTooShort
+)
+
+// MinTokenBytes is the shortest ListenOptions.Token Listen accepts.
+const MinTokenBytes = netguard.MinTokenBytes
+
+// ListenOptions is the access rule of a front-door listener.
+type ListenOptions struct {
+	// Token, when set, is the bearer token every request must present
+	// ("Authorization: Bearer TOKEN"), compared in constant time; at least MinTokenBytes.
+	Token string
+	// NoAuth is the explicit opt-out of the token on a TCP listener, accepted only on a
+	// loopback address: then any local user can call the threads' tools.
+	NoAuth bool
+}
 
 // PathPattern is the route of a thread's MCP endpoint in Handler.
 const PathPattern = "/threads/{id}/mcp"
@@ -44,76 +63,40 @@ func (f *FrontDoor) Handler() http.Handler {
 	return http.NewCrossOriginProtection().Handler(mux)
 }
 
-// authorize wraps h with the listener rules: with a token every request must carry
-// "Authorization: Bearer TOKEN" (constant-time compare; 401 otherwise); without one the
-// request's Host must be a loopback name or address (403 otherwise), which defeats DNS
-// rebinding against a local warden. These are host/api's rules for its WebSocket listener.
-func authorize(h http.Handler, token string, log hclog.Logger) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if token != "" {
-			if !netguard.ValidBearer(r.Header.Get("Authorization"), token) {
-				log.Debug("request refused: missing or wrong bearer token", "remote", r.RemoteAddr)
-				w.Header().Set("WWW-Authenticate", `Bearer realm="warden"`)
-				http.Error(w, "unauthorized", http.StatusUnauthorized)
-				return
-			}
-		} else if !netguard.IsLoopbackHost(netguard.HostOnly(r.Host)) {
-			log.Debug("request refused: non-loopback Host without a token", "remote", r.RemoteAddr)
-			http.Error(w, "forbidden: this server accepts only loopback Host names", http.StatusForbidden)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
 // Listener is a bound front-door HTTP endpoint; see FrontDoor.Listen.
 type Listener struct {
 	f     *FrontDoor
-	ln    net.Listener
-	url   string
-	token string
+	ln    *netguard.Listener
+	guard netguard.Guard
 }
 
-// Listen binds addr ("host:port"; "" means 127.0.0.1:0, an ephemeral loopback port) for the
-// front door. Without a token it accepts only loopback addresses (127.0.0.0/8, ::1,
-// localhost) and otherwise fails with ErrTokenRequired, checking the bound address too. With
-// a token every request must carry "Authorization: Bearer TOKEN". Start serving with Serve.
-func (f *FrontDoor) Listen(addr, token string) (*Listener, error) {
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, fmt.Errorf("frontdoor: listen %q: %w", addr, err)
-	}
-	if token == "" && !netguard.IsLoopbackHost(host) {
-		return nil, fmt.Errorf("frontdoor: listen %s: %w", addr, ErrTokenRequired)
-	}
-	ln, err := net.Listen("tcp", addr)
+// Listen binds addr for the front door: "host:port" ("" means 127.0.0.1:0, an ephemeral
+// loopback port) or "unix:///path" (a Unix-domain socket). Start serving with Serve.
+//
+// A TCP address requires o.Token (at least MinTokenBytes; shorter is ErrTokenTooShort on
+// every address) unless o.NoAuth is set, which only a loopback address accepts
+// (127.0.0.0/8, ::1, localhost; the bound address is checked too): ErrTokenRequired,
+// ErrNoAuthNotLoopback. Without a token a request must name a loopback Host, which defeats
+// DNS rebinding. A Unix socket is created mode 0600 whatever the umask, so it needs no
+// token (one that is set is still checked); it is removed on close. These are host/api's
+// rules for its WebSocket listener.
+func (f *FrontDoor) Listen(addr string, o ListenOptions) (*Listener, error) {
+	g := netguard.Guard{Token: o.Token, NoAuth: o.NoAuth}
+	ln, err := netguard.Listen(context.Background(), addr, g)
 	if err != nil {
 		return nil, fmt.Errorf("frontdoor: %w", err)
 	}
-	ta, ok := ln.Addr().(*net.TCPAddr)
-	if !ok || (token == "" && !ta.IP.IsLoopback()) {
-		_ = ln.Close()
-		return nil, fmt.Errorf("frontdoor: listen %s (bound %s): %w", addr, ln.Addr(), ErrTokenRequired)
-	}
-	urlHost := ta.IP.String()
-	if ta.IP.IsUnspecified() {
-		urlHost = host
-		if urlHost == "" {
-			urlHost = "0.0.0.0"
-		}
-	}
-	return &Listener{f: f, ln: ln, token: token, url: "http://" + net.JoinHostPort(urlHost, strconv.Itoa(ta.Port))}, nil
+	return &Listener{f: f, ln: ln, guard: g}, nil
 }
 
-// URL is the bound base URL, e.g. http://127.0.0.1:41234. For a wildcard address it names
-// the wildcard as given to Listen, with the bound port.
-func (l *Listener) URL() string { return l.url }
+// URL is the bound base URL, e.g. http://127.0.0.1:41234, or unix:///path for a Unix
+// socket (its requests' paths are the same). For a wildcard address it names the wildcard
+// as given to Listen, with the bound port.
+func (l *Listener) URL() string { return l.ln.URL("http") }
 
-// ThreadURL is a thread's MCP endpoint on this listener: URL + /threads/ID/mcp.
-func (l *Listener) ThreadURL(threadID string) string { return l.url + ThreadPath(threadID) }
+// ThreadURL is a thread's MCP endpoint on this listener: URL + /threads/ID/mcp (for a Unix
+// socket, the socket's URL followed by the request path).
+func (l *Listener) ThreadURL(threadID string) string { return l.URL() + ThreadPath(threadID) }
 
 // Addr is the bound address.
 func (l *Listener) Addr() net.Addr { return l.ln.Addr() }
@@ -130,7 +113,7 @@ func (l *Listener) Serve(ctx context.Context) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hs := &http.Server{
-		Handler:           authorize(l.f.Handler(), l.token, l.f.log),
+		Handler:           l.guard.Handler(l.f.Handler(), l.f.log),
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          l.f.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
@@ -154,17 +137,17 @@ func (l *Listener) Serve(ctx context.Context) error {
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
-	return fmt.Errorf("frontdoor: serve %s: %w", l.url, err)
+	return fmt.Errorf("frontdoor: serve %s: %w", l.URL(), err)
 }
 
-// ListenAndServe binds addr with token (see Listen), logs the URL, passes it to ready (if
-// not nil; e.g. to print it) and serves until ctx is done (see Listener.Serve).
-func (f *FrontDoor) ListenAndServe(ctx context.Context, addr, token string, ready func(url string)) error {
-	l, err := f.Listen(addr, token)
+// ListenAndServe binds addr with o (see Listen), logs the URL, passes it to ready (if not
+// nil; e.g. to print it) and serves until ctx is done (see Listener.Serve).
+func (f *FrontDoor) ListenAndServe(ctx context.Context, addr string, o ListenOptions, ready func(url string)) error {
+	l, err := f.Listen(addr, o)
 	if err != nil {
 		return err
 	}
-	f.log.Info("MCP front door listening", "url", l.URL()+PathPattern, "token", token != "")
+	f.log.Info("MCP front door listening", "url", l.URL()+PathPattern, "token", o.Token != "")
 	if ready != nil {
 		ready(l.URL())
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -265,10 +266,28 @@ func (rt headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	return rt.base.RoundTrip(r)
 }
 
+// unixHTTP maps a front-door URL on a Unix socket (unix:///path/threads/ID/mcp) to an
+// http://localhost URL and a client that dials the socket; other URLs pass through.
+func unixHTTP(t *testing.T, url string, header http.Header) (string, *http.Client) {
+	rest, ok := strings.CutPrefix(url, "unix://")
+	if !ok {
+		return url, httpClient(t, header)
+	}
+	sock, path, _ := strings.Cut(rest, "/threads/")
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "unix", sock)
+	}}
+	t.Cleanup(tr.CloseIdleConnections)
+	return "http://localhost/threads/" + path, &http.Client{Transport: headerRT{base: tr, h: header}}
+}
+
+// connectHTTP connects an MCP client to a front-door thread URL (http:// or unix://).
 func connectHTTP(t *testing.T, url string, header http.Header, changed *listChanged) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "frontdoor-test", Version: "1"}, &mcp.ClientOptions{ToolListChangedHandler: changed.handler})
-	cs, err := client.Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClient(t, header)}, nil)
+	endpoint, hc := unixHTTP(t, url, header)
+	cs, err := client.Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatalf("connect %s: %v", url, err)
 	}

@@ -4,7 +4,8 @@
 //   node client.mjs '<config JSON>'
 //
 // config: {"transport": "stdio", "command": "...", "args": [...], "env": {...}}
-//      or {"transport": "http", "url": "http://127.0.0.1:PORT/threads/ID/mcp"}
+//      or {"transport": "http", "url": "http://127.0.0.1:PORT/threads/ID/mcp", "token": "..."}
+//         (token, when given, is sent as "Authorization: Bearer TOKEN")
 //    plus "call": {"name": "docs__echo", "arguments": {...}}
 //
 // It connects, lists every tool (following pagination), calls config.call and prints
@@ -27,7 +28,9 @@ switch (config.transport) {
     });
     break;
   case "http":
-    transport = new StreamableHTTPClientTransport(new URL(config.url));
+    transport = new StreamableHTTPClientTransport(new URL(config.url), config.token
+      ? { requestInit: { headers: { Authorization: `Bearer ${config.token}` } } }
+      : undefined);
     break;
   default:
     throw new Error(`unknown transport ${config.transport}`);
