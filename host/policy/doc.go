@@ -47,6 +47,22 @@
 // capped per module (Limits.MemoryMB, see Runtime). Input and output sizes
 // are capped (Limits.MaxInputBytes, Limits.MaxOutputBytes).
 //
+// No guest code runs outside a deadline. A module with a wasm start section
+// is refused at Load (ErrStartSection): its function would run inside
+// instantiation, before the instance can be interrupted; a reactor
+// initializes in _initialize, which runs under Limits.InitTimeout. Host
+// functions are bounded too (wasi.go): the WASI functions whose cost a guest
+// could scale are replaced by bounded ones, which stop the guest as soon as
+// its call is interrupted, accept at most MaxIOVecs iovecs and
+// MaxPollSubscriptions poll_oneoff subscriptions (EINVAL beyond), fill
+// random_get in chunks, never copy a path, and scan at most
+// MaxStdioScanBytesPerCall bytes of stdout/stderr per guest call (the rest
+// is dropped, reported written, and counted in one warning). Stdio cannot be
+// closed or renumbered (ENOTSUP), so the descriptor table stays fixed.
+// warden.log reads at most Config.MaxLogMessageBytes per message. A timeout
+// error gives the time the call ran and the limit ("timed out after 50.4ms
+// (limit 50ms)").
+//
 // Deadlines do not use wazero's WithCloseOnContextDone, whose checks cost a
 // trip to Go at every loop header: Load rewrites each module (package
 // internal/interrupt) so that function entries and loop headers count the
@@ -56,6 +72,19 @@
 // flag of a
 // call that outlives its deadline or whose ctx ends (see watchdog.go). A
 // module the rewriter does not understand is rejected at Load.
+//
+// # Limits
+//
+// Before anything is compiled, Load checks the module against the
+// complexity limits of package internal/interrupt (function, type, global,
+// table, element, data segment and export counts, code and body sizes,
+// control and loop nesting, br_table targets) and refuses one past any of
+// them with ErrModuleLimit and a reason naming the limit. Limits.MemoryMB
+// covers tables and globals as well as linear memory (see Limits.MemoryMB).
+// Instrumenting and compiling a module is bounded by Config.CompileTimeout
+// (ErrCompileBudget past it) and runs off Runtime's lock, at most
+// Config.MaxConcurrentCompiles at once, so a compile bomb delays only the
+// loads waiting for it.
 //
 // # Failures
 //

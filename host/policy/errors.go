@@ -103,8 +103,11 @@ var (
 	ErrForbiddenImport = errors.New("module imports a function the host does not offer")
 	ErrBadExport       = errors.New("module export is missing or has the wrong signature")
 	ErrCommandModule   = errors.New("module is a WASI command (exports _start), policies must be reactors")
+	ErrStartSection    = errors.New("module has a start section, policies must be reactors")
 	ErrNoHooks         = errors.New("module implements no hook")
 	ErrABIVersion      = errors.New("module targets an unsupported ABI version")
+	ErrModuleLimit     = errors.New("module exceeds a complexity or size limit")
+	ErrCompileBudget   = errors.New("module compilation exceeded its time budget")
 )
 
 // Sentinel returns the sentinel error matching c (nil for an unknown Cause).
@@ -141,7 +144,7 @@ func (c Cause) Sentinel() error {
 // Error is the error returned by every failing Runtime.Load and Module call.
 // Its text names the plugin, the hook (when there is one) and the cause, e.g.
 //
-//	policy plugin "acme@1" hook servers: timed out after 50ms
+//	policy plugin "acme@1" hook servers: timed out after 50.4ms (limit 50ms)
 //	policy plugin "acme@1" hook servers: trapped: wasm error: unreachable
 //	policy plugin "acme@1" hook servers: guest exited with code 3
 //	policy plugin "acme@1": import "env"."now" is not allowed (...)

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -48,8 +49,12 @@ type instance struct {
 	memHit     bool     // a memory.grow past the limit was refused
 	logLeft    int      // remaining log budget for this call
 	logDropped int      // messages dropped in this call
+	stdioLeft  int      // stdout/stderr bytes this call may still have scanned
+	stdioDrop  int64    // stdout/stderr bytes dropped unscanned in this call
 	stdout     *lineWriter
 	stderr     *lineWriter
+
+	rand *rand.ChaCha8 // random_get's deterministic source
 }
 
 // Sandbox clock: deterministic, starting at 2022-01-01T00:00:00Z and
@@ -65,7 +70,7 @@ func deterministicSeed() [32]byte {
 }
 
 func (m *Module) instantiate(ctx context.Context) (*instance, error) {
-	in := &instance{m: m, logLeft: m.rt.cfg.MaxLogMessagesPerCall}
+	in := &instance{m: m, logLeft: m.rt.cfg.MaxLogMessagesPerCall, stdioLeft: MaxStdioScanBytesPerCall, rand: rand.NewChaCha8(deterministicSeed())}
 	in.stdout = &lineWriter{in: in, level: hclog.Debug, stream: "stdout"}
 	in.stderr = &lineWriter{in: in, level: hclog.Warn, stream: "stderr"}
 
@@ -87,14 +92,19 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 		}, sys.ClockResolution(time.Nanosecond)).
 		WithNanosleep(func(int64) {}).
 		WithOsyield(func() {}).
-		WithRandSource(rand.NewChaCha8(deterministicSeed()))
+		WithRandSource(in.rand)
 	// No WithFS/WithFSConfig (no preopens) and no WithEnv: the guest sees
 	// an empty filesystem and environment. Stdin is empty (wazero default).
+	// The WASI functions that write stdout/stderr or read random bytes are
+	// the host's bounded replacements (wasi.go), which use in.stdout,
+	// in.stderr and in.rand directly.
 
-	limit := uint64(m.limits.MemoryMB) << 20
+	// What Limits.MemoryMB leaves once the tables and globals are charged.
+	limit := m.memLimit
 	parent := experimental.WithMemoryAllocator(ctx, memoryAllocator{in: in, limit: limit})
-	// Instantiation runs no guest code (no start functions): the init
-	// calls below do, each under the watchdog with the InitTimeout.
+	// Instantiation runs no guest code: no start functions, and Load
+	// refuses a module with a start section (scanSections). The init calls
+	// below do, each under the watchdog with the InitTimeout.
 	mod, err := m.rt.rt.InstantiateModule(parent, m.compiled, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("instantiate: %w", err)
@@ -336,7 +346,7 @@ func (in *instance) classify(ctx context.Context, err error, why int, hook abi.H
 	}
 	switch why {
 	case interruptedTimeout:
-		e.Cause, e.Err = CauseTimeout, detail(context.DeadlineExceeded, "timed out after %v", timeout)
+		e.Cause, e.Err = CauseTimeout, detail(context.DeadlineExceeded, "timed out after %v (limit %v)", in.elapsed(), timeout)
 		return e
 	case interruptedCanceled:
 		cerr := ctx.Err()
@@ -366,16 +376,30 @@ func (in *instance) classify(ctx context.Context, err error, why int, hook abi.H
 	return e
 }
 
+// elapsed is how long the current (interrupted) call ran, measured from
+// when the watchdog first saw it: at most one tick after it began, so the
+// call itself costs no clock reading (see watchdog.go).
+func (in *instance) elapsed() time.Duration {
+	in.guard.mu.Lock()
+	start := in.guard.deadline.Add(-in.guard.timeout)
+	in.guard.mu.Unlock()
+	return time.Since(start).Round(100 * time.Microsecond)
+}
+
 // endCall flushes partial stdout/stderr lines, reports dropped log
-// messages and resets the per-call log budget.
+// messages and output, and resets the per-call log budgets.
 func (in *instance) endCall() {
 	in.stdout.flush()
 	in.stderr.flush()
 	if in.logDropped > 0 {
 		in.m.logger.Warn("guest log messages dropped (per-call limit)", "hook", in.hook.String(), "dropped", in.logDropped, "limit", in.m.rt.cfg.MaxLogMessagesPerCall)
 	}
+	if in.stdioDrop > 0 {
+		in.m.logger.Warn("guest stdout/stderr bytes dropped unread (per-call limit)", "hook", in.hook.String(), "dropped_bytes", in.stdioDrop, "limit_bytes", MaxStdioScanBytesPerCall)
+	}
 	in.logDropped = 0
 	in.logLeft = in.m.rt.cfg.MaxLogMessagesPerCall
+	in.stdioLeft, in.stdioDrop = MaxStdioScanBytesPerCall, 0
 	in.hook = 0
 }
 
@@ -419,6 +443,7 @@ func (r *Runtime) hostLog(_ context.Context, mod api.Module, stack []uint64) {
 		return
 	}
 	in := v.(*instance)
+	in.stopIfInterrupted()
 	level, ptr, n := abi.LogLevel(int32(stack[0])), uint32(stack[1]), uint32(stack[2])
 	if int32(hclogLevel(level)) < minLogLevel(in.m.logger) {
 		return // below the plugin logger's level: dropped unread, and not counted
@@ -451,7 +476,10 @@ func hclogLevel(l abi.LogLevel) hclog.Level {
 }
 
 // lineWriter turns a guest's stdout/stderr into log lines. Lines longer
-// than MaxLogMessageBytes are cut.
+// than MaxLogMessageBytes are cut. The bytes scanned per guest call are
+// bounded (MaxStdioScanBytesPerCall, shared by both streams): past it, bytes
+// are dropped unread, so that one fd_write of many huge iovecs costs the
+// host a bounded scan and then constant work per iovec.
 type lineWriter struct {
 	in     *instance
 	level  hclog.Level
@@ -459,11 +487,24 @@ type lineWriter struct {
 	buf    []byte
 }
 
+// Write is the io.Writer wazero's module config wants; the guest's
+// fd_write reaches write directly (wasi.go). It always reports p written,
+// dropped or not, so that a guest runtime does not retry forever.
 func (w *lineWriter) Write(p []byte) (int, error) {
-	n := len(p)
-	max := w.in.m.rt.cfg.MaxLogMessageBytes
+	w.write(p)
+	return len(p), nil
+}
+
+func (w *lineWriter) write(p []byte) {
+	in := w.in
+	if len(p) > in.stdioLeft {
+		in.stdioDrop += int64(len(p) - in.stdioLeft)
+		p = p[:in.stdioLeft]
+	}
+	in.stdioLeft -= len(p)
+	max := in.m.rt.cfg.MaxLogMessageBytes
 	for len(p) > 0 {
-		i := indexByte(p, '\n')
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			room := max + 1 - len(w.buf)
 			if room > 0 {
@@ -478,7 +519,6 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		w.flush()
 		p = p[i+1:]
 	}
-	return n, nil
 }
 
 func (w *lineWriter) flush() {
@@ -487,15 +527,6 @@ func (w *lineWriter) flush() {
 	}
 	w.in.guestLog(w.level, w.buf, w.stream)
 	w.buf = w.buf[:0]
-}
-
-func indexByte(p []byte, c byte) int {
-	for i, b := range p {
-		if b == c {
-			return i
-		}
-	}
-	return -1
 }
 
 // memoryAllocator backs a guest's linear memory and enforces the module's

@@ -7,14 +7,20 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/warden-mcp/warden/abi"
+	"github.com/warden-mcp/warden/host/internal/safefile"
+	"github.com/warden-mcp/warden/host/policy/internal/interrupt"
 )
+
+// MaxModuleBytes caps the size of a module read from LoadOptions.Path (the
+// file must be a regular file; it is read once, so the bytes hashed against
+// LoadOptions.SHA256 are the bytes compiled).
+const MaxModuleBytes = 64 << 20
 
 // LoadOptions says which module to load and how to run it.
 type LoadOptions struct {
@@ -43,7 +49,8 @@ type LoadOptions struct {
 // Every failure is a *Error with Cause CauseLoad whose text names the plugin
 // (and the file, import or export at fault); errors.Is distinguishes
 // ErrDigestMismatch, ErrForbiddenImport, ErrBadExport, ErrCommandModule,
-// ErrNoHooks and ErrABIVersion.
+// ErrStartSection, ErrNoHooks, ErrABIVersion, ErrModuleLimit (a module complexity
+// or memory footprint limit) and ErrCompileBudget (Config.CompileTimeout).
 func (r *Runtime) Load(ctx context.Context, opts LoadOptions) (*Module, error) {
 	m, err := r.load(ctx, opts)
 	if err != nil {
@@ -68,7 +75,7 @@ func (r *Runtime) load(ctx context.Context, opts LoadOptions) (*Module, error) {
 	case opts.Path != "":
 		source = opts.Path
 		var err error
-		if wasm, err = os.ReadFile(opts.Path); err != nil {
+		if wasm, err = safefile.ReadFile(opts.Path, MaxModuleBytes); err != nil {
 			return nil, fmt.Errorf("read module: %w", err)
 		}
 	case opts.Wasm == nil:
@@ -90,17 +97,32 @@ func (r *Runtime) load(ctx context.Context, opts LoadOptions) (*Module, error) {
 		}
 	}
 
-	// Cheap structural checks on the raw bytes first: a module importing
-	// anything but functions is rejected before it costs a compilation.
-	if err := scanImports(wasm); err != nil {
+	// Cheap structural checks on the raw bytes first: a module with a start
+	// section or importing anything but functions is rejected before it
+	// costs a compilation.
+	if err := scanSections(wasm); err != nil {
 		return nil, err
 	}
+
+	// The module complexity limits and the static footprint, before the
+	// compilation they protect. A module Scan finds malformed goes on to
+	// Instrument, which reports the same error in context.
+	fp, err := interrupt.Scan(wasm)
+	if errors.Is(err, interrupt.ErrLimit) {
+		return nil, limitDetail(err)
+	}
+	memLimit := uint64(limits.MemoryMB) << 20
+	static := staticBytes(fp)
+	if static > memLimit {
+		return nil, detail(ErrModuleLimit, "tables (%d entries) and globals (%d) need %d KiB outside linear memory, over the %d MiB memory limit", fp.TableEntries, fp.Globals, (static+1023)>>10, limits.MemoryMB)
+	}
+	memLimit -= static
 
 	cm, err := r.acquireCompiled(ctx, digest, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("compile %s: %w", source, err)
 	}
-	m, err := r.newModule(ctx, opts, limits, digest, cm)
+	m, err := r.newModule(ctx, opts, limits, memLimit, digest, cm)
 	if err != nil {
 		r.releaseCompiled(ctx, digest)
 		return nil, err
@@ -139,8 +161,10 @@ const (
 )
 
 // validateModule checks imports and exports of a compiled module against
-// ABI v1 and returns the set of hook exports present.
-func (r *Runtime) validateModule(cm wazero.CompiledModule, limits Limits) (present abi.Hook, err error) {
+// ABI v1 and returns the set of hook exports present. memLimit is what
+// Limits.MemoryMB leaves for linear memory once the module's static
+// footprint is charged (see Limits.MemoryMB).
+func (r *Runtime) validateModule(cm wazero.CompiledModule, limits Limits, memLimit uint64) (present abi.Hook, err error) {
 	logSig := signature([]api.ValueType{i32, i32, i32}, nil)
 	for _, f := range cm.ImportedFunctions() {
 		mod, name, _ := f.Import()
@@ -169,7 +193,10 @@ func (r *Runtime) validateModule(cm wazero.CompiledModule, limits Limits) (prese
 	if !ok {
 		return 0, detail(ErrBadExport, "missing export %q (memory)", abi.ExportMemory)
 	}
-	if limitPages := limits.MemoryMB * 16; mem.Min() > limitPages {
+	if limitPages := memLimit >> 16; uint64(mem.Min()) > limitPages {
+		if memLimit < uint64(limits.MemoryMB)<<20 {
+			return 0, detail(ErrModuleLimit, "memory %q needs %d pages (%d KiB) initially, over the %d KiB its %d MiB memory limit leaves after its tables and globals", abi.ExportMemory, mem.Min(), mem.Min()*64, memLimit>>10, limits.MemoryMB)
+		}
 		return 0, detail(ErrBadExport, "memory %q needs %d pages (%d KiB) initially, over the %d MiB limit", abi.ExportMemory, mem.Min(), mem.Min()*64, limits.MemoryMB)
 	}
 
@@ -217,12 +244,21 @@ func (r *Runtime) validateModule(cm wazero.CompiledModule, limits Limits) (prese
 	return present, nil
 }
 
-// scanImports walks the import section of a wasm binary and rejects any
-// non-function import (memory, table, global, tag), which wazero's public
-// API does not list. Function imports are checked after compilation, with
-// their signatures. A binary this scanner cannot parse is left to the
-// compiler, which reports the precise decoding error.
-func scanImports(wasm []byte) error {
+// scanSections walks the sections of a wasm binary before it is compiled
+// and rejects what the compiled module would not let the host see in time:
+//
+//   - a start section (id 8): its function would run inside instantiation,
+//     before the instance's interrupt flag exists, so no deadline could stop
+//     it. Policies are reactors; initialization belongs in _initialize, which
+//     the host runs under Limits.InitTimeout;
+//   - any non-function import (memory, table, global, tag), which wazero's
+//     public API does not list. Function imports are checked after
+//     compilation, with their signatures.
+//
+// A binary this scanner cannot parse is left to the compiler, which reports
+// the precise decoding error: a section whose framing is unreadable here is
+// invalid for the compiler too, so nothing can hide behind it.
+func scanSections(wasm []byte) error {
 	const header = "\x00asm\x01\x00\x00\x00"
 	if len(wasm) < 8 || string(wasm[:8]) != header {
 		return nil // not a wasm 1.0 binary: the compiler says why
@@ -236,39 +272,52 @@ func scanImports(wasm []byte) error {
 		}
 		body := p[1+n : 1+n+int(size)]
 		p = p[1+n+int(size):]
-		if id != 2 { // import section
-			continue
+		switch id {
+		case 2: // import
+			if err := scanImports(body); err != nil {
+				return err
+			}
+		case 8: // start
+			fn, n := uleb(body)
+			if n == 0 {
+				return detail(ErrStartSection, "the module has a start section: policies are reactors and run no code at instantiation (initialize in %q, which the host runs under the init timeout)", abi.ExportInitialize)
+			}
+			return detail(ErrStartSection, "the module has a start section (function %d): policies are reactors and run no code at instantiation (initialize in %q, which the host runs under the init timeout)", fn, abi.ExportInitialize)
 		}
-		count, n := uleb(body)
-		if n == 0 {
+	}
+	return nil
+}
+
+// scanImports checks the body of an import section (see scanSections).
+func scanImports(body []byte) error {
+	count, n := uleb(body)
+	if n == 0 {
+		return nil
+	}
+	body = body[n:]
+	for i := uint64(0); i < count; i++ {
+		var mod, name string
+		var ok bool
+		if mod, body, ok = wasmName(body); !ok {
+			return nil
+		}
+		if name, body, ok = wasmName(body); !ok || len(body) == 0 {
+			return nil
+		}
+		kind := body[0]
+		body = body[1:]
+		if kind != 0 { // 0 = function
+			kinds := map[byte]string{1: "table", 2: "memory", 3: "global", 4: "tag"}
+			k := kinds[kind]
+			if k == "" {
+				k = fmt.Sprintf("kind %#x", kind)
+			}
+			return detail(ErrForbiddenImport, "import %q.%q is a %s: a policy may import only functions (%q.%q and %q)", mod, name, k, abi.ImportModule, abi.ImportLog, abi.WASIModule)
+		}
+		if _, n = uleb(body); n == 0 {
 			return nil
 		}
 		body = body[n:]
-		for i := uint64(0); i < count; i++ {
-			var mod, name string
-			var ok bool
-			if mod, body, ok = wasmName(body); !ok {
-				return nil
-			}
-			if name, body, ok = wasmName(body); !ok || len(body) == 0 {
-				return nil
-			}
-			kind := body[0]
-			body = body[1:]
-			if kind != 0 { // 0 = function
-				kinds := map[byte]string{1: "table", 2: "memory", 3: "global", 4: "tag"}
-				k := kinds[kind]
-				if k == "" {
-					k = fmt.Sprintf("kind %#x", kind)
-				}
-				return detail(ErrForbiddenImport, "import %q.%q is a %s: a policy may import only functions (%q.%q and %q)", mod, name, k, abi.ImportModule, abi.ImportLog, abi.WASIModule)
-			}
-			if _, n = uleb(body); n == 0 {
-				return nil
-			}
-			body = body[n:]
-		}
-		return nil
 	}
 	return nil
 }

@@ -21,11 +21,14 @@ import (
 // Module hands each call an instance of its own, so up to
 // Config.MaxInstances calls run in parallel and further callers wait.
 type Module struct {
-	rt       *Runtime
-	id       string
-	digest   [32]byte
-	hooks    abi.Hook
-	limits   Limits
+	rt     *Runtime
+	id     string
+	digest [32]byte
+	hooks  abi.Hook
+	limits Limits
+	// memLimit caps each instance's linear memory, in bytes: what
+	// limits.MemoryMB leaves after the module's tables and globals.
+	memLimit uint64
 	logger   hclog.Logger
 	compiled wazero.CompiledModule
 	memo     *memo // nil when memoisation is off
@@ -62,8 +65,8 @@ type Module struct {
 // newModule validates the compiled module, creates the first instance
 // synchronously (checking the ABI version and hooks), then pre-warms the
 // rest of the pool.
-func (r *Runtime) newModule(ctx context.Context, opts LoadOptions, limits Limits, digest [32]byte, cm wazero.CompiledModule) (*Module, error) {
-	present, err := r.validateModule(cm, limits)
+func (r *Runtime) newModule(ctx context.Context, opts LoadOptions, limits Limits, memLimit uint64, digest [32]byte, cm wazero.CompiledModule) (*Module, error) {
+	present, err := r.validateModule(cm, limits, memLimit)
 	if err != nil {
 		return nil, err
 	}
@@ -78,6 +81,7 @@ func (r *Runtime) newModule(ctx context.Context, opts LoadOptions, limits Limits
 		digest:       digest,
 		hooks:        present,
 		limits:       limits,
+		memLimit:     memLimit,
 		logger:       r.logger.Named(opts.ID),
 		compiled:     cm,
 		poolSize:     r.cfg.PoolSize,

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/warden-mcp/warden/abi"
 	"github.com/warden-mcp/warden/host/policy/internal/interrupt"
@@ -29,6 +29,8 @@ const (
 	DefaultMemoMaxBytes          = 32 << 20
 	DefaultMaxLogMessageBytes    = 4 << 10
 	DefaultMaxLogMessagesPerCall = 32
+	DefaultCompileTimeout        = 60 * time.Second
+	DefaultMaxConcurrentCompiles = 2
 
 	// MaxMemoryMB is the largest accepted Limits.MemoryMB: a wasm32 memory
 	// holds at most 65536 pages of 64 KiB.
@@ -39,7 +41,12 @@ const (
 // LoadOptions.Limits inherits from Config.Limits, which inherits from the
 // Default* constants.
 type Limits struct {
-	// MemoryMB caps the guest's linear memory, in MiB (1..4096).
+	// MemoryMB caps what one instance of the guest costs the host in
+	// memory, in MiB (1..4096): its linear memory plus the static
+	// footprint its module declares outside it, 8 bytes per entry of its
+	// tables' minimum sizes and globalBytes (160) per global. Load refuses
+	// a module whose static footprint alone exceeds the limit
+	// (ErrModuleLimit), and the linear memory gets what is left.
 	// Zero: inherit (default 64).
 	MemoryMB uint32
 	// Timeout bounds one hook call, including a warden_alloc call the host
@@ -142,6 +149,23 @@ type Config struct {
 	// count within one guest call are dropped (and counted in a single
 	// warning). Default 0: 32.
 	MaxLogMessagesPerCall int
+
+	// CompileTimeout bounds how long a Load waits for its module to be
+	// instrumented and compiled (the wait for a compile slot included);
+	// past it the Load fails with ErrCompileBudget. wazero's compiler does
+	// not stop when asked (see acquireCompiled): the compilation finishes
+	// in the background, bounded by the module complexity limits checked
+	// before it starts, and its result is discarded (a later Load of the
+	// same bytes may find it in the compilation cache). A 2 MB Go guest
+	// compiles in under a second on an idle core, ten times that on a
+	// loaded host or under the race detector; the module complexity
+	// limits keep a bomb's compilation to seconds too. Default 0: 60s.
+	CompileTimeout time.Duration
+	// MaxConcurrentCompiles bounds the compilations that run at once in
+	// this Runtime, so that a directory full of compile bombs cannot take
+	// every core; a Load waiting for a slot honours its ctx and
+	// CompileTimeout. Default 0: 2.
+	MaxConcurrentCompiles int
 }
 
 // Runtime hosts policy modules. Create one per host with NewRuntime and
@@ -175,6 +199,10 @@ type Runtime struct {
 
 	// watchdog interrupts calls that outlive their deadline.
 	watchdog *watchdog
+
+	// compileSlots holds a token per running compilation
+	// (Config.MaxConcurrentCompiles).
+	compileSlots chan struct{}
 
 	mu       sync.Mutex
 	compiled map[[32]byte]*compiledEntry
@@ -221,12 +249,20 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 	if cfg.MaxLogMessagesPerCall <= 0 {
 		cfg.MaxLogMessagesPerCall = DefaultMaxLogMessagesPerCall
 	}
+	if cfg.CompileTimeout <= 0 {
+		cfg.CompileTimeout = DefaultCompileTimeout
+	}
+	if cfg.MaxConcurrentCompiles <= 0 {
+		cfg.MaxConcurrentCompiles = DefaultMaxConcurrentCompiles
+	}
 
 	r := &Runtime{
 		cfg:      cfg,
 		logger:   cfg.Logger,
 		compiled: make(map[[32]byte]*compiledEntry),
 		modules:  make(map[*Module]struct{}),
+
+		compileSlots: make(chan struct{}, cfg.MaxConcurrentCompiles),
 	}
 	var err error
 	if cfg.CompilationCacheDir != "" {
@@ -251,12 +287,14 @@ func NewRuntime(ctx context.Context, cfg Config) (*Runtime, error) {
 		WithCustomSections(false)
 	r.rt = wazero.NewRuntimeWithConfig(ctx, rcfg)
 
-	wasi, err := wasi_snapshot_preview1.Instantiate(ctx, r.rt)
+	// WASI: wazero's builtins, with bounded replacements for those whose
+	// cost a guest could scale (see wasi.go).
+	wasi, err := r.instantiateWASI(ctx)
 	if err != nil {
 		_ = r.closeWazero(ctx)
-		return nil, fmt.Errorf("policy runtime: instantiate WASI: %w", err)
+		return nil, fmt.Errorf("policy runtime: %w", err)
 	}
-	r.wasiFuncs = wasi.(api.Module).ExportedFunctionDefinitions()
+	r.wasiFuncs = wasi.ExportedFunctionDefinitions()
 
 	_, err = r.rt.NewHostModuleBuilder(abi.ImportModule).
 		NewFunctionBuilder().
@@ -308,7 +346,25 @@ func (r *Runtime) closeWazero(ctx context.Context) error {
 // acquireCompiled returns the compiled module for digest, compiling wasm at
 // most once per digest (concurrent loads of the same bytes wait for the
 // first). The caller must releaseCompiled it.
+//
+// The compilation runs in a goroutine of its own, never under r.mu, once
+// it holds one of r.compileSlots; every load waiting for it gives up when
+// its ctx is done or after Config.CompileTimeout (counted from the start
+// of acquireCompiled, the wait for a slot included). wazero v1.12's
+// CompileModule does not honour ctx while it compiles a function (it looks
+// at it only between functions, and only with several compilation
+// workers), so a compilation cannot be stopped: the goroutine holds a
+// reference and its slot until it ends, then drops them, closing the
+// compiled module if no load wants it any more. What it can cost is bounded
+// by the complexity limits interrupt.Scan and interrupt.Instrument check
+// before wazero sees the module.
 func (r *Runtime) acquireCompiled(ctx context.Context, digest [32]byte, wasm []byte) (wazero.CompiledModule, error) {
+	budget := time.NewTimer(r.cfg.CompileTimeout)
+	defer budget.Stop()
+	overBudget := func() error {
+		return detail(ErrCompileBudget, "compilation did not finish within the %v compile budget", r.cfg.CompileTimeout)
+	}
+
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -323,14 +379,42 @@ func (r *Runtime) acquireCompiled(ctx context.Context, digest [32]byte, wasm []b
 	r.mu.Unlock()
 
 	if !ok {
-		e.cm, e.err = r.compile(ctx, wasm)
-		close(e.ready)
+		var err error
+		select {
+		case r.compileSlots <- struct{}{}:
+		case <-ctx.Done():
+			err = ctx.Err()
+		case <-budget.C:
+			err = detail(ErrCompileBudget, "no compile slot became free within the %v compile budget (%d compilations run at once)", r.cfg.CompileTimeout, r.cfg.MaxConcurrentCompiles)
+		}
+		if err != nil {
+			// Loads of the same digest that joined meanwhile get the
+			// same answer; the entry is forgotten with its last
+			// reference.
+			e.err = err
+			close(e.ready)
+			r.releaseCompiled(ctx, digest)
+			return nil, err
+		}
+		r.mu.Lock()
+		e.refs++ // the compiling goroutine's
+		r.mu.Unlock()
+		cctx := context.WithoutCancel(ctx)
+		go func() {
+			e.cm, e.err = r.compile(cctx, wasm)
+			close(e.ready)
+			r.releaseCompiled(cctx, digest)
+			<-r.compileSlots // last: a free slot means the entry is settled
+		}()
 	}
 	select {
 	case <-e.ready:
 	case <-ctx.Done():
 		r.releaseCompiled(ctx, digest)
 		return nil, ctx.Err()
+	case <-budget.C:
+		r.releaseCompiled(ctx, digest)
+		return nil, overBudget()
 	}
 	if e.err != nil {
 		err := e.err
@@ -347,9 +431,32 @@ func (r *Runtime) acquireCompiled(ctx context.Context, digest [32]byte, wasm []b
 func (r *Runtime) compile(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
 	patched, err := interrupt.Instrument(wasm, interruptExport)
 	if err != nil {
-		return nil, err
+		return nil, limitDetail(err)
 	}
 	return r.rt.CompileModule(ctx, patched)
+}
+
+// limitDetail turns an interrupt error past a module complexity limit into
+// one wrapping ErrModuleLimit; other errors are returned as they are.
+func limitDetail(err error) error {
+	if errors.Is(err, interrupt.ErrLimit) {
+		return detail(ErrModuleLimit, "%s", strings.TrimPrefix(err.Error(), "interrupt: "))
+	}
+	return err
+}
+
+// Per-instance costs of a module's static footprint outside its linear
+// memory, charged against Limits.MemoryMB. Measured with wazero v1.12:
+// a table entry is a pointer-sized slot allocated at instantiation; a
+// global costs 88 bytes in each instance and 50 in the compiled module.
+const (
+	tableEntryBytes = 8
+	globalBytes     = 160
+)
+
+// staticBytes is what fp costs each instance (see Limits.MemoryMB).
+func staticBytes(fp interrupt.Footprint) uint64 {
+	return fp.TableEntries*tableEntryBytes + fp.Globals*globalBytes
 }
 
 // releaseCompiled drops one reference; the last one closes the compiled

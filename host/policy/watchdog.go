@@ -141,8 +141,10 @@ func (w *watchdog) run() {
 		select {
 		case <-w.quit:
 			return
-		case now := <-t.C:
-			if w.scan(now) {
+		case <-t.C:
+			// Not the tick's own time: a watchdog scheduled late would stamp
+			// deadlines in the past and interrupt calls early.
+			if w.scan(time.Now()) {
 				idle = 0
 				continue
 			}

@@ -131,6 +131,10 @@ type walker struct {
 	funcs   uint32 // its function count (imported and defined)
 	sites   []site // where code is inserted, by ascending offset
 	frames  []frame
+	loops   int // the loops among frames
+	// limit is set when the body last parsed failed on a limit
+	// (MaxNesting, MaxLoopNesting, MaxBrTableTargets).
+	limit   bool
 	targets []int // the dispatch loop's br_table targets (see thread.go)
 
 	// Of the body last parsed: its local declaration count, the module
@@ -343,6 +347,7 @@ func (w *walker) walk(b []byte, base int, fn fnInfo) (int, string) {
 
 	ops := &w.ops
 	w.frames = append(w.frames[:0], frame{site: -1}) // the function body's own frame
+	w.loops, w.limit = 0, false
 	th := newThreader()
 	for pc < len(b) {
 		at := pc
@@ -451,6 +456,9 @@ func (w *walker) walk(b []byte, base int, fn fnInfo) (int, string) {
 				th.onBlock(b, at, pc)
 			}
 			w.frames = append(w.frames, frame{site: -1})
+			if msg := w.checkNesting(); msg != "" {
+				return at, msg
+			}
 		case kLoop:
 			var msg string
 			if pc, msg = blockType(b, pc); msg != "" {
@@ -466,6 +474,13 @@ func (w *walker) walk(b []byte, base int, fn fnInfo) (int, string) {
 				w.frames = append(w.frames, frame{site: len(w.sites), start: at, loop: true})
 				w.sites = append(w.sites, site{pos: base + pc}) // cost: at its end
 			}
+			if w.loops++; w.loops > MaxLoopNesting {
+				w.limit = true
+				return at, fmt.Sprintf("loop nesting depth %d exceeds the limit of %d", w.loops, MaxLoopNesting)
+			}
+			if msg := w.checkNesting(); msg != "" {
+				return at, msg
+			}
 			th.onLoop(b, at, pc, len(w.frames)-1)
 			if w.saved { // a branch to the loop's label lands here
 				depthSite(siteRestore, base+pc)
@@ -474,6 +489,9 @@ func (w *walker) walk(b []byte, base int, fn fnInfo) (int, string) {
 			f := w.frames[len(w.frames)-1]
 			w.frames = w.frames[:len(w.frames)-1]
 			th.onEnd(len(w.frames))
+			if f.loop {
+				w.loops--
+			}
 			if f.site >= 0 {
 				w.sites[f.site].cost = capCost(pc - f.start)
 			}
@@ -510,6 +528,10 @@ func (w *walker) walk(b []byte, base int, fn fnInfo) (int, string) {
 			countAt := pc
 			if n, pc, st = readU32(b, pc); st != lebOK {
 				return at, immMessage(st, op)
+			}
+			if uint64(n)+1 > MaxBrTableTargets {
+				w.limit = true
+				return at, fmt.Sprintf("br_table with %d targets exceeds the limit of %d", uint64(n)+1, MaxBrTableTargets)
 			}
 			// n+1 labels. Each takes at least one byte, so a bogus n ends
 			// in a truncation error after at most len(b) iterations.
@@ -593,6 +615,9 @@ func (w *walker) walk(b []byte, base int, fn fnInfo) (int, string) {
 				return restartWithTry, ""
 			}
 			w.frames = append(w.frames, frame{site: -1})
+			if msg := w.checkNesting(); msg != "" {
+				return at, msg
+			}
 		case kPrefixFC:
 			var (
 				sub uint32
@@ -619,6 +644,16 @@ func (w *walker) walk(b []byte, base int, fn fnInfo) (int, string) {
 		}
 	}
 	return len(b), "function body ends without its final end"
+}
+
+// checkNesting returns the error for a control nesting deeper than
+// MaxNesting (the function body's own frame is not counted), or "".
+func (w *walker) checkNesting() string {
+	if d := len(w.frames) - 1; d > MaxNesting {
+		w.limit = true
+		return fmt.Sprintf("control nesting depth %d exceeds the limit of %d", d, MaxNesting)
+	}
+	return ""
 }
 
 // immMessage describes a failed read of op's immediate.

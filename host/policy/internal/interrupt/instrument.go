@@ -162,9 +162,12 @@ func (v *vecSection) appendTo(out []byte) ([]byte, error) {
 // body name the function (its index in the function index space, imports
 // included) and the module byte offset of the instruction at fault.
 //
-// Two limits protect wazero, which allocates before it validates: a vector
-// section may not declare more entries than it has bytes, and a function may
-// not declare more than 50000 locals.
+// Limits protect wazero, which allocates before it validates and compiles
+// some shapes superlinearly: a vector section may not declare more entries
+// than it has bytes, a function may not declare more than 50000 locals,
+// and the module must be within the complexity limits of limits.go (Scan's
+// checks, then MaxNesting, MaxLoopNesting and MaxBrTableTargets as the code
+// is walked); an error past one of those wraps ErrLimit.
 //
 // Instrument does not validate the module otherwise: compile the result
 // with wazero, which does.
@@ -178,75 +181,41 @@ func instrument(wasm []byte, export string, pin bool) ([]byte, error) {
 	if !utf8.ValidString(export) {
 		return nil, errors.New("interrupt: export name is not valid UTF-8")
 	}
-	if len(wasm) < 8 || !bytes.Equal(wasm[:4], []byte("\x00asm")) {
-		return nil, errors.New("interrupt: not a WebAssembly binary module (bad magic number)")
+	sections, err := readSections(wasm)
+	if err != nil {
+		return nil, err
 	}
-	if !bytes.Equal(wasm[4:8], []byte{1, 0, 0, 0}) {
-		return nil, fmt.Errorf("interrupt: unsupported WebAssembly binary version % x", wasm[4:8])
+	if _, err := checkLimits(wasm, sections); err != nil {
+		return nil, err
 	}
 
-	// The section table, in order, and the sections we rewrite.
+	// The sections we rewrite.
 	var (
-		sections  []section
 		imports   = -1
 		code      = -1
-		lastRank  = 0
 		types     = vecSection{id: secType, index: -1}
 		functions = vecSection{id: secFunction, index: -1}
 		tables    = vecSection{id: secTable, index: -1}
 		globals   = vecSection{id: secGlobal, index: -1}
 		exports   = vecSection{id: secExport, index: -1}
 	)
-	for pos := 8; pos < len(wasm); {
-		id := wasm[pos]
-		size, body, st := readU32(wasm, pos+1)
-		if st != lebOK {
-			return nil, fmt.Errorf("interrupt: section %d at offset %#x: %s", id, pos, lebMessage(st, "size"))
+	for i, s := range sections {
+		switch s.id {
+		case secType:
+			types.index = i
+		case secImport:
+			imports = i
+		case secFunction:
+			functions.index = i
+		case secTable:
+			tables.index = i
+		case secGlobal:
+			globals.index = i
+		case secExport:
+			exports.index = i
+		case secCode:
+			code = i
 		}
-		if uint64(size) > uint64(len(wasm)-body) {
-			return nil, fmt.Errorf("interrupt: section %d at offset %#x: size %d exceeds the %d bytes left in the module", id, pos, size, len(wasm)-body)
-		}
-		if isVector(id) {
-			// Every entry takes at least one byte. wazero allocates for
-			// the declared count before it reads the entries: a few bytes
-			// declaring 10⁸ globals cost it gigabytes.
-			n, next, st := readU32(wasm[:body+int(size)], body)
-			if st != lebOK {
-				return nil, fmt.Errorf("interrupt: section %d at offset %#x: %s", id, pos, lebMessage(st, "entry count"))
-			}
-			if left := body + int(size) - next; uint64(n) > uint64(left) {
-				return nil, fmt.Errorf("interrupt: section %d at offset %#x: %d entries cannot fit in %d bytes", id, pos, n, left)
-			}
-		}
-		if id != secCustom {
-			rank := sectionRank(id)
-			if rank < 0 {
-				return nil, fmt.Errorf("interrupt: unknown section id %d at offset %#x", id, pos)
-			}
-			if rank <= lastRank {
-				return nil, fmt.Errorf("interrupt: section %d at offset %#x is out of order or repeated", id, pos)
-			}
-			lastRank = rank
-			switch id {
-			case secType:
-				types.index = len(sections)
-			case secImport:
-				imports = len(sections)
-			case secFunction:
-				functions.index = len(sections)
-			case secTable:
-				tables.index = len(sections)
-			case secGlobal:
-				globals.index = len(sections)
-			case secExport:
-				exports.index = len(sections)
-			case secCode:
-				code = len(sections)
-			}
-		}
-		end := body + int(size)
-		sections = append(sections, section{id: id, start: pos, end: end, body: body})
-		pos = end
 	}
 
 	var imported importCounts
@@ -375,7 +344,11 @@ func instrument(wasm []byte, export string, pin bool) ([]byte, error) {
 			fi := fnInfoOf(i)
 			bodies[len(bodies)-1].bt = fi.bt
 			if at, msg := w.body(wasm[start:end], start, fi); msg != "" {
-				return nil, fmt.Errorf("interrupt: function %d (code offset %#x): %s", fn, start+at, msg)
+				msg = fmt.Sprintf("interrupt: function %d (code offset %#x): %s", fn, start+at, msg)
+				if w.limit {
+					return nil, limitErr(msg)
+				}
+				return nil, errors.New(msg)
 			}
 			bodies[len(bodies)-1].decls, bodies[len(bodies)-1].declsEnd, bodies[len(bodies)-1].saved = w.decls, w.declsEnd, w.saved
 			if pin && fi.goCall && !w.saved && w.local1I32 {
@@ -478,6 +451,57 @@ func instrument(wasm []byte, export string, pin bool) ([]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// readSections checks the header and returns the section table, in order:
+// every section's size fits in the module, known sections are in the
+// spec's order and not repeated, and a vector section declares no more
+// entries than it has bytes.
+func readSections(wasm []byte) ([]section, error) {
+	if len(wasm) < 8 || !bytes.Equal(wasm[:4], []byte("\x00asm")) {
+		return nil, errors.New("interrupt: not a WebAssembly binary module (bad magic number)")
+	}
+	if !bytes.Equal(wasm[4:8], []byte{1, 0, 0, 0}) {
+		return nil, fmt.Errorf("interrupt: unsupported WebAssembly binary version % x", wasm[4:8])
+	}
+	var sections []section
+	lastRank := 0
+	for pos := 8; pos < len(wasm); {
+		id := wasm[pos]
+		size, body, st := readU32(wasm, pos+1)
+		if st != lebOK {
+			return nil, fmt.Errorf("interrupt: section %d at offset %#x: %s", id, pos, lebMessage(st, "size"))
+		}
+		if uint64(size) > uint64(len(wasm)-body) {
+			return nil, fmt.Errorf("interrupt: section %d at offset %#x: size %d exceeds the %d bytes left in the module", id, pos, size, len(wasm)-body)
+		}
+		if isVector(id) {
+			// Every entry takes at least one byte. wazero allocates for
+			// the declared count before it reads the entries: a few bytes
+			// declaring 10⁸ globals cost it gigabytes.
+			n, next, st := readU32(wasm[:body+int(size)], body)
+			if st != lebOK {
+				return nil, fmt.Errorf("interrupt: section %d at offset %#x: %s", id, pos, lebMessage(st, "entry count"))
+			}
+			if left := body + int(size) - next; uint64(n) > uint64(left) {
+				return nil, fmt.Errorf("interrupt: section %d at offset %#x: %d entries cannot fit in %d bytes", id, pos, n, left)
+			}
+		}
+		if id != secCustom {
+			rank := sectionRank(id)
+			if rank < 0 {
+				return nil, fmt.Errorf("interrupt: unknown section id %d at offset %#x", id, pos)
+			}
+			if rank <= lastRank {
+				return nil, fmt.Errorf("interrupt: section %d at offset %#x is out of order or repeated", id, pos)
+			}
+			lastRank = rank
+		}
+		end := body + int(size)
+		sections = append(sections, section{id: id, start: pos, end: end, body: body})
+		pos = end
+	}
+	return sections, nil
 }
 
 // vecOf returns the vector section among vecs whose index in the section
@@ -843,20 +867,22 @@ func (c *cursor) skip(f func([]byte, int) (int, string)) {
 
 // limits skips a limits: flags 0x00–0x03 (bit 0: a maximum follows; bit
 // 1: shared), a u32 minimum and the optional u32 maximum.
-func (c *cursor) limits() {
+// It returns the minimum.
+func (c *cursor) limits() uint32 {
 	at := c.pos
 	flags := c.byte("limits")
 	if c.err != nil {
-		return
+		return 0
 	}
 	if flags > 3 {
 		c.fail(at, "unsupported limits flags %#02x", flags)
-		return
+		return 0
 	}
-	c.u32("limits minimum")
+	low := c.u32("limits minimum")
 	if flags&1 != 0 {
 		c.u32("limits maximum")
 	}
+	return low
 }
 
 // end fails unless the whole section was read.
@@ -867,7 +893,10 @@ func (c *cursor) end() {
 }
 
 // importCounts counts imports by kind.
-type importCounts struct{ funcs, tables, globals uint32 }
+type importCounts struct {
+	funcs, tables, globals uint32
+	tableEntries           uint64 // the imported tables' minimum sizes, summed
+}
 
 // scanImports counts the imported functions, tables and globals. It parses
 // every import descriptor exactly — the new globals' and table's indexes
@@ -889,7 +918,7 @@ func scanImports(wasm []byte, s section) (counts importCounts, err error) {
 				break
 			}
 			c.skip(refType)
-			c.limits()
+			counts.tableEntries += uint64(c.limits())
 			counts.tables++
 		case 0x02: // memory: limits
 			c.limits()
