@@ -32,7 +32,25 @@ type IO struct {
 }
 
 // Stdio returns the real process streams.
-func Stdio() IO { return IO{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv} }
+func Stdio() IO {
+	return IO{Stdin: pollableStdin(), Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}
+}
+
+// pollableStdin returns standard input, switched to non-blocking mode when it is a pipe or
+// a socket, so that Go's poller reads it: closing it then ends a read blocked on a silent
+// peer, which is how the host API's stdio transport stops on SIGTERM. A terminal is left
+// as it is (its mode is shared with the shell); the signal handler's hard exit covers it.
+func pollableStdin() *os.File {
+	fi, err := os.Stdin.Stat()
+	if err != nil || fi.Mode()&(os.ModeNamedPipe|os.ModeSocket) == 0 {
+		return os.Stdin
+	}
+	fd := int(os.Stdin.Fd())
+	if err := syscall.SetNonblock(fd, true); err != nil {
+		return os.Stdin
+	}
+	return os.NewFile(uintptr(fd), "/dev/stdin")
+}
 
 // Exit codes.
 const (
