@@ -28,10 +28,10 @@ const hardBound = 30 * time.Second
 // far below what an unbounded host function costs (seconds to hours).
 const deadlineMargin = 300 * time.Millisecond
 
-// bounded runs fn on its own goroutine and returns its error and how long
-// it took. It fails the test (without waiting further) when fn has not
+// bounded runs fn on its own goroutine and returns how long it took and
+// its error. It fails the test (without waiting further) when fn has not
 // returned within hardBound: the host is stuck.
-func bounded(t *testing.T, what string, fn func() error) (error, time.Duration) {
+func bounded(t *testing.T, what string, fn func() error) (time.Duration, error) {
 	t.Helper()
 	type result struct {
 		err  error
@@ -45,10 +45,10 @@ func bounded(t *testing.T, what string, fn func() error) (error, time.Duration) 
 	}()
 	select {
 	case r := <-done:
-		return r.err, r.took
+		return r.took, r.err
 	case <-time.After(hardBound):
 		t.Fatalf("%s: still running after %v: the host is stuck", what, hardBound)
-		return nil, 0
+		return 0, nil
 	}
 }
 
@@ -96,7 +96,7 @@ func TestStartSectionRefused(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			wasm := wat(t, tc.guest)
-			err, took := bounded(t, "Load", func() error {
+			took, err := bounded(t, "Load", func() error {
 				_, err := rt.Load(context.Background(), LoadOptions{ID: "start@1", Wasm: wasm})
 				return err
 			})
@@ -149,7 +149,7 @@ func TestHostileWASIFloods(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			err, took := bounded(t, "hook call", func() error {
+			took, err := bounded(t, "hook call", func() error {
 				_, err := m.Call(context.Background(), abi.HookServers, []byte{tc.mode})
 				return err
 			})
@@ -160,7 +160,7 @@ func TestHostileWASIFloods(t *testing.T) {
 				t.Errorf("the call took %v, want at most %v (2x the %v deadline + %v)", took, limit, timeout, deadlineMargin)
 			}
 			// A fresh instance answers.
-			err, _ = bounded(t, "call afterwards", func() error {
+			_, err = bounded(t, "call afterwards", func() error {
 				out, err := m.Call(context.Background(), abi.HookServers, []byte{'g'})
 				if err == nil && len(out) != 0 {
 					err = fmt.Errorf("output %x, want empty", out)
@@ -186,7 +186,7 @@ func TestHostileWASIInit(t *testing.T) {
 	for _, guest := range []string{"init_fd_write_flood", "init_fd_write_budget"} {
 		t.Run(guest, func(t *testing.T) {
 			wasm := wat(t, guest)
-			err, took := bounded(t, "Load", func() error {
+			took, err := bounded(t, "Load", func() error {
 				_, err := rt.Load(context.Background(), LoadOptions{ID: "init@1", Wasm: wasm, Limits: Limits{InitTimeout: initTimeout}})
 				return err
 			})
