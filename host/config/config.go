@@ -153,7 +153,7 @@ const (
 	// DefaultMaxConcurrentServerStarts is max_concurrent_server_starts when unset.
 	DefaultMaxConcurrentServerStarts = 16
 	// DefaultMaxThreads is max_threads when unset.
-	DefaultMaxThreads = 256
+	DefaultMaxThreads = 4096
 	// MaxMaxConcurrentServerStarts and MaxMaxThreads are the largest accepted values.
 	MaxMaxConcurrentServerStarts = 1024
 	MaxMaxThreads                = 65536
