@@ -88,6 +88,7 @@ func commands() []command {
 	return []command{
 		{"serve", "serve the host API (stdio or WebSocket) and, with --mcp-listen, the MCP front door", runServe},
 		{"mcp", "serve one thread as an MCP server over stdio (for Claude Desktop, Codex, ...)", runMCP},
+		{"executor", "serve the executor protocol (stdio or WebSocket): run servers in this environment for a host", runExecutor},
 		{"plugins", "list and inspect capability roots (plugins list|inspect ID)", runPlugins},
 		{"config", "validate a warden home (config check)", runConfig},
 		{"policy", "evaluate and test policy plugins (policy eval|test)", runPolicy},
