@@ -45,9 +45,10 @@ type Options struct {
 	// ConnIdleGrace keeps an MCP session open this long after its last user let go, so a
 	// thread started soon after (or a status probe) reuses it. 0: close at once.
 	ConnIdleGrace time.Duration
-	// Executors is the executor seam of the thread layer (thread.Options.Executors): the
-	// executor environments, their capabilities and executor-config declarations. nil:
-	// environments.toml's entries, none connected (the executor client is not built yet).
+	// Executors replaces the host's executor clients in the thread layer
+	// (thread.Options.Executors): the executor environments, their capabilities and
+	// executor-config declarations, for tests of the thread layer alone. nil: the host
+	// connects to every environments.toml entry itself (package host/executor/client).
 	Executors func(home *config.Home) []thread.Environment
 }
 
@@ -67,6 +68,7 @@ type Host struct {
 	engine  *decision.Engine
 	conns   *mcpconn.Manager
 	threads *thread.Manager
+	execs   *executors
 
 	watchMu  sync.Mutex // the roots watcher; also serializes feeding it to the threads
 	watchGen int
@@ -156,10 +158,11 @@ func (h *Host) provision(ctx context.Context, o Options) (err error) {
 		return fmt.Errorf("warden host: roots watcher: %w", err)
 	}
 
-	h.conns = mcpconn.NewManager(mcpconn.Options{Logger: h.log.Named("mcp"), IdleGrace: o.ConnIdleGrace})
-	h.threads, err = thread.NewManager(ctx, thread.Options{
+	// The executors' changes re-plan the threads. Dialling starts (sync, below) only once
+	// the thread manager exists.
+	mo := mcpconn.Options{Logger: h.log.Named("mcp"), IdleGrace: o.ConnIdleGrace}
+	to := thread.Options{
 		Engine:     h.engine,
-		Conns:      h.conns,
 		Snapshot:   &thread.Snapshot{Home: home, Roots: w.Current(), ConfigErr: cfgErr},
 		Load:       h.loadSnapshot,
 		OnSnapshot: h.adopted,
@@ -167,9 +170,23 @@ func (h *Host) provision(ctx context.Context, o Options) (err error) {
 		Executors:  o.Executors,
 		LookupEnv:  o.LookupEnv,
 		Logger:     h.log.Named("thread"),
-	})
+	}
+	if o.Executors == nil {
+		h.execs = newExecutors(h.log.Named("executor"), o.LookupEnv, func() {
+			h.threads.ExecutorsChanged(context.Background())
+		})
+		mo.Executor = h.execs.executor
+		to.Executors = h.execs.environments
+		to.ExecutorFiles = h.execs.files
+	}
+	h.conns = mcpconn.NewManager(mo)
+	to.Conns = h.conns
+	h.threads, err = thread.NewManager(ctx, to)
 	if err != nil {
 		return fmt.Errorf("warden host: %w", err)
+	}
+	if h.execs != nil {
+		h.execs.sync(home)
 	}
 	h.watchMu.Lock()
 	h.startWatchLocked(dirs, w)
@@ -207,8 +224,12 @@ func (h *Host) loadSnapshot(context.Context) (*thread.Snapshot, error) {
 	return &thread.Snapshot{Home: home, Roots: roots.Scan(h.pluginDirs(home), roots.Options{}), ConfigErr: err}, nil
 }
 
-// adopted follows a reload: when the plugins dirs changed, the watcher is replaced.
+// adopted follows a reload: executors added to or removed from environments.toml are
+// dialled or closed, and when the plugins dirs changed, the watcher is replaced.
 func (h *Host) adopted(snap *thread.Snapshot) {
+	if h.execs != nil {
+		h.execs.sync(snap.Home)
+	}
 	dirs := h.pluginDirs(snap.Home)
 	h.watchMu.Lock()
 	old := h.watch
@@ -279,6 +300,9 @@ func (h *Host) Close() error {
 		}
 		if h.conns != nil {
 			errs = append(errs, h.conns.Close())
+		}
+		if h.execs != nil {
+			h.execs.close()
 		}
 		ctx := context.Background()
 		if h.loader != nil {

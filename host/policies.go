@@ -91,8 +91,11 @@ func (l *policyLoader) Load(_ context.Context, cfg *config.Config, rs []*roots.R
 		used[key] = true
 		// The pin makes the runtime load exactly the bytes the roots scan hashed: a file
 		// changed since fails closed until the watcher rescans it.
-		path := r.Policy.Path
+		path, remote := r.Policy.Path, r.Policy.Data
 		read := func() ([]byte, error) {
+			if remote != nil { // read through its executor when the root was loaded
+				return remote, nil
+			}
 			data, err := safefile.ReadFile(path, roots.DefaultMaxPolicySize)
 			if err != nil {
 				return nil, fmt.Errorf("policy plugin %q: %w", r.ID, err)

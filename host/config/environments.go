@@ -30,6 +30,9 @@ type Environment struct {
 	ID string
 	// URL is a ws:// or wss:// executor address.
 	URL string
+	// TokenEnv names the host environment variable holding the bearer token the executor
+	// at URL requires (its --token-env); only with URL.
+	TokenEnv string
 	// Program, Args and Env spawn an executor; Env adds literal variables to its environment.
 	Program string
 	Args    []string
@@ -78,7 +81,7 @@ func validEnvironmentID(id string) bool {
 }
 
 func environmentsTopKeys() []string { return []string{"default", "include_local", "environments"} }
-func environmentKeys() []string     { return []string{"id", "url", "program", "args", "env"} }
+func environmentKeys() []string     { return []string{"id", "url", "token_env", "program", "args", "env"} }
 
 // LoadEnvironments reads environments.toml. A missing file means DefaultEnvironments().
 //
@@ -204,6 +207,13 @@ func environment(r *tableReader, id string, hasID bool, firstLine map[string]int
 			r.errf("url", "`url` %q has no host", raw)
 		}
 	}
+	if v, ok := r.nonEmpty("token_env"); ok {
+		if prob := envVarNameProblem(v); prob != "" {
+			r.errf("token_env", "`token_env` %s", prob)
+		} else {
+			env.TokenEnv = v
+		}
+	}
 	env.Program, _ = r.nonEmpty("program")
 	env.Args, _ = r.strSlice("args", false)
 	env.Env, _ = r.strMap("env", func(n, _ string) string { return envVarNameProblem(n) })
@@ -218,6 +228,8 @@ func environment(r *tableReader, id string, hasID bool, firstLine map[string]int
 				r.errf(k, "key `%s` is only valid with `program`, but this environment has `url`", k)
 			}
 		}
+	case r.has("token_env"):
+		r.errf("token_env", "key `token_env` is only valid with `url` (a spawned executor is reached over its stdio)")
 	}
 	return env, r.nerr == 0
 }

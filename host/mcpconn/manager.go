@@ -43,6 +43,13 @@ type Options struct {
 	// connections are closed by Manager.Close).
 	RoundTripper http.RoundTripper
 
+	// Executor returns the Executor that reaches environment env (an executor id), or an
+	// error saying why it cannot be reached now (disconnected, unknown). With it, Acquire
+	// accepts stdio and HTTP Specs of a non-local Environment: a stdio server starts in the
+	// executor, and an HTTP server's requests go out from the executor's network (its
+	// HeaderRefs resolved there). nil: only local servers (and Options.RoundTripper).
+	Executor func(env string) (Executor, error)
+
 	// ProtocolVersion is the MCP protocol version the client asks for. "" (ProtocolLatest)
 	// uses the go-sdk's newest version, 2026-07-28 for go-sdk v1.8: the client opens with
 	// server/discover and, when the server does not speak the stateless protocol, falls
@@ -208,7 +215,7 @@ func (m *Manager) Acquire(ctx context.Context, spec Spec) (*Conn, error) {
 	default:
 		return nil, invalidDecl(spec.Name, "has unknown transport %q", spec.Transport)
 	}
-	if env := cmp.Or(spec.Environment, config.LocalEnvironment); env != config.LocalEnvironment {
+	if env := cmp.Or(spec.Environment, config.LocalEnvironment); env != config.LocalEnvironment && m.opts.Executor == nil {
 		switch {
 		case spec.Transport == config.TransportStdio:
 			return nil, newError(&spec, ErrUnroutable, fmt.Sprintf(

@@ -54,6 +54,15 @@ type Spec struct {
 	URL     string
 	Headers http.Header
 
+	// EnvVarRefs and HeaderRefs are the credential references a RefResolver left for the
+	// environment that owns them to resolve (an executor): env_vars names for a stdio
+	// server, and headers whose value is an executor variable (bearer_token_env_var as
+	// Authorization with the prefix "Bearer ", env_http_headers). They hold names only.
+	// With them, Env holds only the literal env: the owning environment adds its own base
+	// environment.
+	EnvVarRefs []string
+	HeaderRefs []HeaderRef
+
 	// StartupTimeout bounds connect + handshake + the first tools/list; ToolTimeout bounds
 	// each tools/call. Both are positive (BuildSpec applies the config defaults).
 	StartupTimeout time.Duration
@@ -119,6 +128,27 @@ type Resolver interface {
 	// executor id. The route — never the value — is what Spec.Key records for a reference.
 	Route(name string) string
 }
+
+// HeaderRef is a header whose value the owning environment resolves from its variable
+// EnvVar, prefixed with Prefix.
+type HeaderRef struct {
+	Name   string
+	EnvVar string
+	Prefix string
+}
+
+// RefResolver is the Resolver of an environment whose values the host never holds (an
+// executor): BuildSpec records each reference by name (Spec.EnvVarRefs, Spec.HeaderRefs)
+// instead of reading it, routed to Environment.
+type RefResolver struct {
+	Environment string
+}
+
+// LookupEnv implements Resolver: the host has no value.
+func (RefResolver) LookupEnv(string) (string, bool) { return "", false }
+
+// Route implements Resolver.
+func (r RefResolver) Route(string) string { return r.Environment }
 
 // EnvResolver is the Resolver of one environment's variables. The zero value resolves
 // nothing and routes to "local". It is safe for concurrent use if Lookup is.
@@ -252,6 +282,7 @@ func BuildSpec(d *config.ServerDecl, r Resolver, o BuildOptions) (Spec, error) {
 	}
 
 	var secrets []string
+	_, byRef := r.(RefResolver)
 	switch {
 	case d.Command == "" && d.URL == "":
 		return Spec{}, invalidDecl(d.Name, "has neither command nor url")
@@ -279,13 +310,22 @@ func BuildSpec(d *config.ServerDecl, r Resolver, o BuildOptions) (Spec, error) {
 		if base == nil {
 			base = os.LookupEnv
 		}
-		for _, name := range BaseEnvVars() {
-			if v, ok := base(name); ok {
-				env[name] = v
-				k.field("base-env", name, v)
+		if !byRef {
+			// An environment that resolves the references starts the process with its own
+			// base environment; the host's is never sent there.
+			for _, name := range BaseEnvVars() {
+				if v, ok := base(name); ok {
+					env[name] = v
+					k.field("base-env", name, v)
+				}
 			}
 		}
 		for _, ev := range d.EnvVars {
+			if byRef {
+				s.EnvVarRefs = append(s.EnvVarRefs, ev.Name)
+				k.field("env-var-ref", ev.Name, ev.Source, r.Route(ev.Name))
+				continue
+			}
 			v, ok := r.LookupEnv(ev.Name)
 			route := r.Route(ev.Name)
 			if !ok {
@@ -322,6 +362,15 @@ func BuildSpec(d *config.ServerDecl, r Resolver, o BuildOptions) (Spec, error) {
 		}
 		for _, name := range slices.Sorted(maps.Keys(d.EnvHTTPHeaders)) {
 			variable := d.EnvHTTPHeaders[name]
+			if byRef {
+				canon := http.CanonicalHeaderKey(name)
+				if reservedHeader(canon) {
+					return Spec{}, invalidDecl(d.Name, "sets header %q, which the MCP transport manages itself", canon)
+				}
+				s.HeaderRefs = append(s.HeaderRefs, HeaderRef{Name: canon, EnvVar: variable})
+				k.field("env-http-header-ref", canon, variable, r.Route(variable))
+				continue
+			}
 			v, ok := r.LookupEnv(variable)
 			route := r.Route(variable)
 			if !ok || v == "" {
@@ -333,7 +382,10 @@ func BuildSpec(d *config.ServerDecl, r Resolver, o BuildOptions) (Spec, error) {
 			secrets = append(secrets, v)
 			k.field("env-http-header", http.CanonicalHeaderKey(name), variable, route)
 		}
-		if d.BearerTokenEnvVar != "" {
+		if d.BearerTokenEnvVar != "" && byRef {
+			s.HeaderRefs = append(s.HeaderRefs, HeaderRef{Name: "Authorization", EnvVar: d.BearerTokenEnvVar, Prefix: "Bearer "})
+			k.field("bearer-ref", d.BearerTokenEnvVar, r.Route(d.BearerTokenEnvVar))
+		} else if d.BearerTokenEnvVar != "" {
 			v, ok := r.LookupEnv(d.BearerTokenEnvVar)
 			route := r.Route(d.BearerTokenEnvVar)
 			if !ok || v == "" {

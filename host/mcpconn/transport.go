@@ -2,6 +2,7 @@ package mcpconn
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -150,8 +151,24 @@ func (s *shared) connect(ctx context.Context, sess *session) ([]*mcp.Tool, error
 		},
 	})
 	var transport mcp.Transport
-	switch spec.Transport {
-	case config.TransportStdio:
+	var ex Executor
+	if env := cmp.Or(spec.Environment, config.LocalEnvironment); env != config.LocalEnvironment && s.m.opts.Executor != nil {
+		var err error
+		if ex, err = s.m.opts.Executor(env); err != nil {
+			return nil, newError(spec, ErrUnroutable, fmt.Sprintf("runs in environment %q, which cannot be reached", env), err)
+		}
+	}
+	switch {
+	case ex != nil && spec.Transport == config.TransportStdio:
+		transport = ex.CommandTransport(spec)
+	case ex != nil:
+		transport = &mcp.StreamableClientTransport{
+			Endpoint: spec.URL,
+			HTTPClient: &http.Client{Transport: newHeaderTransport(
+				abortableTransport{base: ex.RoundTripper(spec.HeaderRefs), abort: sess.abortCtx, env: spec.Environment},
+				spec.URL, spec.Headers)},
+		}
+	case spec.Transport == config.TransportStdio:
 		// The process context lets us kill a server that hangs mid-handshake (the SDK's
 		// graceful close would wait for it); a started command is always reaped by the
 		// connection's Close.
@@ -277,6 +294,18 @@ func (c *trackedConn) Close() error {
 		close(c.closed)
 	})
 	return c.closeErr
+}
+
+// Executor reaches the servers of one executor environment: what the host needs of an
+// executor client (package host/executor/client implements it). Implementations must be
+// safe for concurrent use.
+type Executor interface {
+	// RoundTripper carries one server's streamable HTTP requests out of the executor's
+	// network; refs are added as headers the executor resolves from its own environment.
+	RoundTripper(refs []HeaderRef) http.RoundTripper
+	// CommandTransport starts the stdio server spec (Command, Args, Cwd, the literal Env
+	// and EnvVarRefs) in the executor.
+	CommandTransport(spec *Spec) mcp.Transport
 }
 
 // abortableTransport cancels every request it carries, including a response body still

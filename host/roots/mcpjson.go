@@ -19,6 +19,26 @@ type serverCtx struct {
 	dir      string // the root's resolved directory
 	pluginID string
 	env      string // Origin.Environment
+	// remote: dir is in another environment (an executor), so paths are checked lexically
+	// only; the executor confines what it reads and runs to the root itself.
+	remote bool
+}
+
+// inside is insideRoot for the root's environment.
+func (sc serverCtx) inside(p, what string) (string, error) {
+	if !sc.remote {
+		abs, _, err := insideRoot(sc.dir, p, what)
+		return abs, err
+	}
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(sc.dir, abs)
+	}
+	abs = filepath.Clean(abs)
+	if !within(sc.dir, abs) {
+		return "", fmt.Errorf("%s %q %w", what, p, ErrEscapesRoot)
+	}
+	return abs, nil
 }
 
 // parseMCPJSON parses a .mcp.json-format file (read from file) for a root. It accepts
@@ -222,7 +242,7 @@ func parseServer(name string, raw json.RawMessage, file string, sc serverCtx) (c
 	if d.Cwd != "" {
 		// A relative cwd resolves under the root. An absolute one must also be inside the
 		// root: a plugin does not get to pick an arbitrary working directory on the host.
-		if abs, _, err := insideRoot(sc.dir, expandRoot(d.Cwd, sc.dir), "cwd"); err != nil {
+		if abs, err := sc.inside(expandRoot(d.Cwd, sc.dir), "cwd"); err != nil {
 			bad(err)
 		} else {
 			d.Cwd = abs
@@ -232,7 +252,7 @@ func parseServer(name string, raw json.RawMessage, file string, sc serverCtx) (c
 		// "./bin/demo" or "${PLUGIN_ROOT}/bin/demo" names a file of the plugin and must stay
 		// inside it. A bare name ("npx") is looked up on PATH and an absolute path
 		// ("/usr/bin/node") names a program of the environment; both are fine.
-		if abs, _, err := insideRoot(sc.dir, d.Command, "command"); err != nil {
+		if abs, err := sc.inside(d.Command, "command"); err != nil {
 			bad(err)
 		} else {
 			d.Command = abs
@@ -403,4 +423,17 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// ParseExecutorServers parses the mcpServers an executor announced at initialize (a
+// .mcp.json mcpServers map, one raw entry per name) into declarations of origin
+// executor-config:env, sorted by name. name says where the map came from in errors (e.g.
+// "executor exec-1"). One bad entry is an error of its own and never hides the others.
+func ParseExecutorServers(entries map[string]json.RawMessage, name, env string) ([]config.ServerDecl, []error) {
+	servers, errs := parseServerMap(entries, map[string]int{}, name, serverCtx{env: env})
+	for i := range servers {
+		servers[i].Origin = config.Origin{Kind: config.OriginExecutorConfig, Environment: env}
+		servers[i].Pos = config.Position{File: name}
+	}
+	return servers, errs
 }

@@ -76,6 +76,9 @@ type PolicyFile struct {
 	SHA256 string
 	// Size is the number of bytes hashed.
 	Size int64
+	// Data is the module itself for a root loaded with LoadRemote (whose Path is in another
+	// environment); nil for a local root, whose module is read from Path when it is loaded.
+	Data []byte
 }
 
 // Root is one loaded capability root. A Root is an immutable snapshot: treat its fields,

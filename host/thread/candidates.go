@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"maps"
+	"path"
 	"path/filepath"
 	"slices"
 
@@ -24,8 +25,8 @@ type resolvedRoot struct {
 	root *roots.Root
 	// reported is the plugin id clients see for its servers: the selected id, else root.ID.
 	reported string
-	// env is the environment the root is located in (config.LocalEnvironment until
-	// executors arrive).
+	// env is the environment the root is located in: config.LocalEnvironment, or the
+	// executor of an environment location.
 	env string
 	// inSet reports whether the root came from the watched set (and so changes with it);
 	// otherwise it was loaded from its path and is re-read only by Reload.
@@ -57,7 +58,7 @@ func (c *candidate) executorConfig() bool { return c.decl.Origin.Kind == config.
 // else's, and its .mcp.json could otherwise name any of the host's secrets and send it to
 // an endpoint of its choosing. The refusal names the variable and the line that grants it.
 func (c *candidate) hostGrant(cfg *config.Config) func(key, name string) string {
-	if c.decl.Origin.Kind != config.OriginPlugin {
+	if c.decl.Origin.Kind != config.OriginPlugin || c.owner != config.LocalEnvironment {
 		return nil
 	}
 	id := c.decl.Origin.PluginID
@@ -112,7 +113,7 @@ func (m *Manager) buildPlan(snap *Snapshot, t *Thread, prev *plan, reload bool) 
 		if !reload && prev != nil && i < len(prev.roots) && !prev.roots[i].inSet {
 			reuse = &prev.roots[i]
 		}
-		rr, err := resolveRoot(sel, snap.Roots, t.cwd, reuse)
+		rr, err := resolveRoot(sel, snap.Roots, t.cwd, reuse, m.executorFiles)
 		if err != nil {
 			return nil, err
 		}
@@ -163,12 +164,36 @@ func localEnvironment() abi.Environment {
 // resolveRoot finds one selected root: by path (in the watched set, else loaded from disk)
 // and/or by id (in the watched set). reuse, when set, is the previous resolution of the
 // same selection, used instead of re-reading a root that is not in the set.
-func resolveRoot(sel SelectedRoot, set *roots.Set, cwd string, reuse *resolvedRoot) (resolvedRoot, error) {
+func resolveRoot(sel SelectedRoot, set *roots.Set, cwd string, reuse *resolvedRoot, files func(env, root string) roots.ReadFunc) (resolvedRoot, error) {
 	fail := func(err error) (resolvedRoot, error) { return resolvedRoot{}, &RootError{Selection: sel, Err: err} }
 	switch sel.Location.Type {
 	case "", LocationLocal:
 	case LocationEnvironment:
-		return fail(fmt.Errorf("environment locations %w (environment %q)", ErrNeedsExecutor, sel.Location.EnvironmentID))
+		env := sel.Location.EnvironmentID
+		switch {
+		case files == nil:
+			return fail(fmt.Errorf("environment locations %w (environment %q)", ErrNeedsExecutor, env))
+		case env == "" || env == config.LocalEnvironment:
+			return fail(fmt.Errorf("%w: an environment location names an executor, not %q", ErrInvalidParams, env))
+		case sel.Location.Path == "" || !path.IsAbs(sel.Location.Path):
+			return fail(fmt.Errorf("%w: an environment location needs the root's absolute path in executor %q", ErrInvalidParams, env))
+		}
+		rr := resolvedRoot{sel: sel, env: env}
+		if reuse != nil && reuse.root != nil && reuse.env == env {
+			rr.root = reuse.root
+		} else {
+			// Read through the executor (fs/read, confined to the root there): the host
+			// never reads an executor-located plugin from its own disk.
+			rr.root = roots.LoadRemote(sel.Location.Path, files(env, sel.Location.Path), roots.Options{Environment: env})
+		}
+		if rr.root.Status == roots.StatusError {
+			return fail(rr.root.Err)
+		}
+		if sel.ID != "" && !rr.root.Matches(sel.ID) {
+			return fail(fmt.Errorf("%w: the root at this path in executor %q is %q", ErrRootNotFound, env, rr.root.ID))
+		}
+		rr.reported = cmp.Or(sel.ID, rr.root.ID)
+		return rr, nil
 	default:
 		return fail(fmt.Errorf("%w: unknown location type %q", ErrInvalidParams, sel.Location.Type))
 	}
@@ -265,9 +290,9 @@ func candidates(home *config.Home, executors []Environment, rs []resolvedRoot, l
 		add(candidate{decl: d, baseDir: base, owner: config.LocalEnvironment, route: d.EnvironmentID})
 	}
 	for _, e := range executors {
-		if !e.Connected {
-			continue
-		}
+		// A disconnected executor's last-announced servers stay candidates (they fail with
+		// "not connected" until it is back), so a dropped executor turns them failed
+		// instead of making them vanish.
 		for _, d := range e.Servers {
 			d.Origin = config.Origin{Kind: config.OriginExecutorConfig, Environment: e.ID}
 			d.EnvironmentID = e.ID

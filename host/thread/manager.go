@@ -47,6 +47,10 @@ type Options struct {
 	// built. nil: environments.toml's entries, none connected (the executor client does not
 	// exist yet).
 	Executors func(home *config.Home) []Environment
+	// ExecutorFiles returns how to read the files of the capability root at root (an
+	// absolute path) in executor env, for selections with an environment location (see
+	// roots.LoadRemote). nil: environment locations are refused.
+	ExecutorFiles func(env, root string) roots.ReadFunc
 	// LookupEnv reads the host's environment: credential references owned by the host and
 	// the minimal base environment of stdio servers. nil: os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
@@ -61,15 +65,16 @@ type Options struct {
 // Concurrency: every method is safe for concurrent use. Methods that may block take a ctx
 // first. Close ends every thread and waits for every goroutine the Manager started.
 type Manager struct {
-	engine     *decision.Engine
-	conns      *mcpconn.Manager
-	load       func(ctx context.Context) (*Snapshot, error)
-	onSnapshot func(*Snapshot)
-	policies   PolicyLoader
-	executorsF func(home *config.Home) []Environment
-	lookupEnv  func(string) (string, bool)
-	log        hclog.Logger
-	events     *dispatcher
+	engine        *decision.Engine
+	conns         *mcpconn.Manager
+	load          func(ctx context.Context) (*Snapshot, error)
+	onSnapshot    func(*Snapshot)
+	policies      PolicyLoader
+	executorsF    func(home *config.Home) []Environment
+	executorFiles func(env, root string) roots.ReadFunc
+	lookupEnv     func(string) (string, bool)
+	log           hclog.Logger
+	events        *dispatcher
 
 	// configMu serializes configuration changes (Reload, UpdateRoots) with the registration
 	// of new threads, so that every thread is planned against every snapshot it lives under.
@@ -96,16 +101,17 @@ func NewManager(ctx context.Context, o Options) (*Manager, error) {
 		return nil, errors.New("thread.NewManager: Options.Snapshot with a Home is required")
 	}
 	m := &Manager{
-		engine:     o.Engine,
-		conns:      o.Conns,
-		load:       o.Load,
-		onSnapshot: o.OnSnapshot,
-		policies:   o.Policies,
-		executorsF: o.Executors,
-		lookupEnv:  o.LookupEnv,
-		log:        o.Logger,
-		snap:       o.Snapshot,
-		threads:    map[string]*Thread{},
+		engine:        o.Engine,
+		conns:         o.Conns,
+		load:          o.Load,
+		onSnapshot:    o.OnSnapshot,
+		policies:      o.Policies,
+		executorsF:    o.Executors,
+		executorFiles: o.ExecutorFiles,
+		lookupEnv:     o.LookupEnv,
+		log:           o.Logger,
+		snap:          o.Snapshot,
+		threads:       map[string]*Thread{},
 	}
 	if m.load == nil {
 		dir := o.Snapshot.Home.Dir

@@ -125,8 +125,8 @@ func TestS4ReviewerSeesNoExecutorConfigServers(t *testing.T) {
 	}
 
 	// An interactive thread does see the executor's HTTP server (not its stdio one); the
-	// required-but-unreachable executor-config server fails alone. (It fails here because the
-	// executor transport does not exist yet.)
+	// required-but-unreachable executor-config server fails alone (here the Manager has no
+	// way to reach exec-1 at all).
 	inter := f.start(thread.StartParams{})
 	st := byName(status(t, inter, ""))
 	if _, ok := st["executor_stdio"]; ok {
@@ -136,7 +136,7 @@ func TestS4ReviewerSeesNoExecutorConfigServers(t *testing.T) {
 	if !ok || b.Status != thread.StateFailed || b.PluginID != "" {
 		t.Errorf("unavailable_browser = %+v, want listed and failed", b)
 	}
-	if !strings.Contains(b.ToolsError, "not yet supported") {
+	if !strings.Contains(b.ToolsError, `"exec-1"`) {
 		t.Errorf("unavailable_browser toolsError = %q", b.ToolsError)
 	}
 }

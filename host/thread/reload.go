@@ -130,3 +130,44 @@ func (m *Manager) UpdateRoots(ctx context.Context, set *roots.Set) {
 		m.log.Debug("capability roots changed: thread refresh queued", "thread", pl.t.id)
 	}
 }
+
+// ExecutorsChanged re-plans every thread against the current configuration after an
+// executor connected, dropped or announced different capabilities or servers (what
+// Options.Executors reports now): a refresh is queued for each thread, applied before its
+// next Status or CallTool, so that servers routed to a dropped executor turn failed, come
+// back after it reconnects, and are checked again against the capabilities it announces
+// now. Roots are not re-read.
+func (m *Manager) ExecutorsChanged(ctx context.Context) {
+	m.configMu.Lock()
+	defer m.configMu.Unlock()
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	snap := m.snap
+	m.mu.Unlock()
+	type planned struct {
+		t *Thread
+		p *plan
+	}
+	var plans []planned
+	var extra []*roots.Root
+	for _, t := range m.all() {
+		t.mu.Lock()
+		prev := t.latest
+		t.mu.Unlock()
+		p, err := m.buildPlan(snap, t, prev, false)
+		if err != nil {
+			m.log.Warn("thread keeps its servers: it cannot be re-planned after an executor change", "thread", t.id, "error", err)
+			continue
+		}
+		plans = append(plans, planned{t, p})
+		extra = append(extra, p.outOfSet()...)
+	}
+	m.syncPolicies(ctx, extra)
+	for _, pl := range plans {
+		pl.t.setPending(pl.p)
+	}
+	m.log.Debug("executors changed: thread refreshes queued", "threads", len(plans))
+}

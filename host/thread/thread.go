@@ -312,13 +312,14 @@ func (t *Thread) apply(ctx context.Context, p *plan, only string) error {
 			continue
 		}
 		e := &entry{cand: c, verdict: v}
+		byRef := false // the credentials resolve in the executor, by name
 		next[name] = e
 		prev := old[name]
 		if v.Action != abi.ServerExpose {
 			e.disabled = cmp.Or(v.Reason, "disabled by policy")
 		} else {
 			e.filter = decision.Filter(c.decl.EnabledTools, c.decl.DisabledTools, &v)
-			e.disabled, e.failErr = t.connectable(ctx, p, c)
+			e.disabled, e.failErr, byRef = t.connectable(ctx, p, c)
 		}
 		if e.disabled != "" || e.failErr != nil {
 			st, msg := e.state()
@@ -327,7 +328,13 @@ func (t *Thread) apply(ctx context.Context, p *plan, only string) error {
 			}
 			continue
 		}
-		spec, err := mcpconn.BuildSpec(&c.decl, mcpconn.EnvResolver{Environment: config.LocalEnvironment, Lookup: m.lookupEnv},
+		// The host reads a value only for a reference it owns and resolves itself; an
+		// executor's references travel by name (a RefResolver), never as host values.
+		var resolver mcpconn.Resolver = mcpconn.EnvResolver{Environment: config.LocalEnvironment, Lookup: m.lookupEnv}
+		if byRef {
+			resolver = mcpconn.RefResolver{Environment: c.route}
+		}
+		spec, err := mcpconn.BuildSpec(&c.decl, resolver,
 			mcpconn.BuildOptions{BaseDir: c.baseDir, BaseEnv: m.lookupEnv, Grant: c.hostGrant(p.home.Config)})
 		if errors.Is(err, mcpconn.ErrNotGranted) {
 			// Listed, no tools, with the reason and the grant that would fix it.
@@ -404,8 +411,10 @@ func errText(err error) string {
 
 // connectable runs the credentials hook for an exposed candidate and checks that the host
 // can reach it. It returns the reason to list it disabled (a denied credential) or the
-// failure to report; both empty means BuildSpec and connect.
-func (t *Thread) connectable(ctx context.Context, p *plan, c *candidate) (disabled string, failErr error) {
+// failure to report; both empty means BuildSpec and connect, with byRef telling whether the
+// server's credentials resolve by name in its executor (the credentials decision said
+// "executor") or are read by the host.
+func (t *Thread) connectable(ctx context.Context, p *plan, c *candidate) (disabled string, failErr error, byRef bool) {
 	srv := c.srv
 	srv.Credentials = slices.Clone(srv.Credentials)
 	for i := range srv.Credentials {
@@ -416,18 +425,27 @@ func (t *Thread) connectable(ctx context.Context, p *plan, c *candidate) (disabl
 	for _, v := range t.m.engine.Credentials(ctx, &in) {
 		switch v.Action {
 		case abi.CredentialDeny:
-			return cmp.Or(v.Reason, "credential denied by "+v.DecidedBy), nil
+			return cmp.Or(v.Reason, "credential denied by "+v.DecidedBy), nil, false
 		case abi.CredentialExecutor:
 			executorSide = true
 		}
 	}
-	if c.route != config.LocalEnvironment {
-		return "", fmt.Errorf("MCP server %q runs in environment %q, which %w", c.decl.Name, c.route, ErrNeedsExecutor)
+	if c.route == config.LocalEnvironment {
+		if executorSide {
+			return "", fmt.Errorf("MCP server %q: executor-side credential resolution %w", c.decl.Name, ErrNeedsExecutor), false
+		}
+		return "", nil, false
 	}
-	if executorSide {
-		return "", fmt.Errorf("MCP server %q: executor-side credential resolution %w", c.decl.Name, ErrNeedsExecutor)
+	env, known := p.envs[c.route]
+	switch {
+	case !known || t.m.executorsF == nil:
+		return "", fmt.Errorf("MCP server %q runs in environment %q, which %w", c.decl.Name, c.route, ErrNeedsExecutor), false
+	case !env.Connected:
+		return "", fmt.Errorf("MCP server %q runs in environment %q, which is not connected", c.decl.Name, c.route), false
+	case c.decl.Transport() == config.TransportStdio && !env.Processes:
+		return "", fmt.Errorf("MCP server %q is a stdio server, but executor %q does not announce running processes", c.decl.Name, c.route), false
 	}
-	return "", nil
+	return "", nil, executorSide
 }
 
 // waitRequired waits for the required servers (not executor-config ones) and reports the

@@ -123,15 +123,15 @@ type ServerStatus struct {
 type Environment struct {
 	// ID is the executor id (environments.toml).
 	ID string
-	// Connected reports whether the executor is reachable now. Only a connected executor
-	// contributes executor-config servers.
+	// Connected reports whether the executor is reachable now. Servers routed to a
+	// disconnected executor are listed failed.
 	Connected bool
 	// HTTPHeaderEnvVars and Processes are the capabilities the executor announced
 	// (executor-side credential resolution for headers; running stdio servers).
 	HTTPHeaderEnvVars bool
 	Processes         bool
-	// Servers are the executor's own declarations; their Origin is set to
-	// executor-config:<ID> whatever it was.
+	// Servers are the executor's own declarations as it last announced them (kept while it
+	// is disconnected); their Origin is set to executor-config:<ID> whatever it was.
 	Servers []config.ServerDecl
 }
 
