@@ -165,9 +165,12 @@ func (x *executors) update(e *executorEnv, connected bool, caps protocol.Capabil
 		}
 	}
 	x.mu.Lock()
-	e.connected, e.caps = connected, caps
+	e.connected = connected
 	if connected {
-		e.servers = servers // kept while disconnected: its servers are listed failed
+		// Kept while disconnected, so that its servers are listed failed ("not
+		// connected") rather than re-decided against no capabilities at all; a reconnect
+		// replaces both with what the executor announces then.
+		e.caps, e.servers = caps, servers
 	}
 	x.mu.Unlock()
 	x.log.Info("executor state", "environment", e.cfg.ID, "connected", connected,

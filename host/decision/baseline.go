@@ -71,6 +71,13 @@ func baselineServer(in *abi.ServersInput, s *abi.Server) (abi.ServerAction, stri
 	env := findEnvironment(in.Environments, s.Environment)
 	for i := range s.Credentials {
 		if a, why := baselineCredential(s, &s.Credentials[i], s.Environment, env); a == abi.CredentialDeny {
+			if kind == originExecutor {
+				// An executor's own server that the executor cannot serve now (it
+				// announces no executor-side resolution) is not offered at all, as
+				// Codex does: a thread never sees it, and a call to it is "not
+				// available".
+				return abi.ServerHide, why
+			}
 			return abi.ServerDisable, why
 		}
 	}

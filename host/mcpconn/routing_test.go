@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -99,4 +100,44 @@ func TestListToolsPaginates(t *testing.T) {
 	if got := toolNames(tools); !slices.Equal(got, []string{"t0", "t1", "t2", "t3", "t4"}) || pages != 3 {
 		t.Errorf("tools %v in %d pages, want t0..t4 in 3", got, pages)
 	}
+}
+
+// A Spec whose credential values were resolved on the host is refused for an executor
+// route unless its declaration is host-config (the operator routed it): the transport
+// checks provenance itself, whatever decided the route. A RefResolver Spec of the same
+// declaration carries names only and is routed.
+func TestHostValuesCrossOnlyForHostConfig(t *testing.T) {
+	p := mcpservertest.StartHTTP(t, exampleBin, nil)
+	host := MapResolver("local", map[string]string{"TOKEN": secretToken})
+	plugin := config.ServerDecl{Name: "plugin_srv", URL: p.URL, EnvironmentID: "exec-1", BearerTokenEnvVar: "TOKEN",
+		Origin: config.Origin{Kind: config.OriginPlugin, Environment: "exec-1", PluginID: "p@1"}}
+	operator := plugin
+	operator.Name, operator.Origin = "operator_srv", config.Origin{Kind: config.OriginHostConfig}
+
+	rt := &recordingTransport{base: http.DefaultTransport.(*http.Transport).Clone()}
+	t.Cleanup(rt.base.CloseIdleConnections)
+	m, _ := newManager(t, Options{RoundTripper: rt})
+
+	_, err := m.Acquire(context.Background(), mustSpec(t, &plugin, host))
+	if !errors.Is(err, ErrUnroutable) || !strings.Contains(err.Error(), "plugin:p@1") {
+		t.Fatalf("plugin Spec with a host value to exec-1: %v, want ErrUnroutable naming the origin", err)
+	}
+	if err != nil && strings.Contains(err.Error(), secretToken) {
+		t.Fatal("the refusal carries the value")
+	}
+	rt.mu.Lock()
+	sent := len(rt.envs)
+	rt.mu.Unlock()
+	if sent != 0 {
+		t.Fatalf("%d requests left the host for the refused Spec", sent)
+	}
+	byName, err := BuildSpec(&plugin, RefResolver{Environment: "exec-1"}, BuildOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(byName.HeaderRefs) != 1 || byName.HeaderRefs[0] != (HeaderRef{Name: "Authorization", EnvVar: "TOKEN", Prefix: "Bearer "}) || len(byName.Headers) != 0 {
+		t.Fatalf("RefResolver Spec: refs %+v, headers %v", byName.HeaderRefs, byName.Headers)
+	}
+	// The operator's own routed server may carry the host's value (and reaches the server).
+	mustAcquire(t, m, mustSpec(t, &operator, host))
 }

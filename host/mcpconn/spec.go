@@ -75,6 +75,9 @@ type Spec struct {
 	// secrets are the values resolved from credential references, longest first; every
 	// error and log line of this server is scrubbed of them.
 	secrets []string
+	// origin is the declaration's: whether a host-resolved value may travel to an
+	// executor at all (DESIGN.md §5 rule 1) is checked again by Acquire.
+	origin config.Origin
 }
 
 // String renders the server's name, transport and key; never a value of Env or Headers.
@@ -257,6 +260,7 @@ const keyVersion = "mcpconn-key-v1"
 // disabled_tools), required and enabled are per-thread decisions and not part of the key.
 func BuildSpec(d *config.ServerDecl, r Resolver, o BuildOptions) (Spec, error) {
 	s := Spec{
+		origin:         d.Origin,
 		Name:           d.Name,
 		Transport:      d.Transport(),
 		Environment:    cmp.Or(d.EnvironmentID, config.LocalEnvironment),

@@ -28,8 +28,8 @@ type LocationType string
 const (
 	// LocationLocal: the root is a directory on the host.
 	LocationLocal LocationType = "local"
-	// LocationEnvironment: the root is a directory inside an executor. Not supported until
-	// executors arrive: Start fails with ErrNeedsExecutor.
+	// LocationEnvironment: the root is a directory inside an executor, read through its
+	// fs/read (Start fails with ErrNeedsExecutor when the Manager has no ExecutorFiles).
 	LocationEnvironment LocationType = "environment"
 )
 

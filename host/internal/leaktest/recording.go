@@ -119,6 +119,11 @@ func NewRecordingServer(t testing.TB, opts RecordingOptions) *RecordingServer {
 	}()
 	t.Cleanup(func() {
 		cancel()
+		// A client that vanished without ending its session (an executor killed mid-test)
+		// leaves the session's goroutines running until it is closed.
+		for ss := range server.Sessions() {
+			_ = ss.Close()
+		}
 		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer scancel()
 		if err := s.srv.Shutdown(sctx); err != nil {
