@@ -120,14 +120,11 @@ func (b *backend) StartThread(ctx context.Context, p *protocol.ThreadStartParams
 		sp.Cwd = *p.Cwd
 	}
 	for _, r := range p.SelectedCapabilityRoots {
+		loc := thread.Location{Type: thread.LocationLocal, Path: r.Location.Path}
 		if r.Location.Type == protocol.LocationEnvironment {
-			return nil, protocol.NotSupported(fmt.Sprintf("capability root %q located in environment %q (executors are not connected yet)",
-				r.ID, r.Location.EnvironmentID))
+			loc = thread.Location{Type: thread.LocationEnvironment, EnvironmentID: r.Location.EnvironmentID, Path: r.Location.Path}
 		}
-		sp.SelectedRoots = append(sp.SelectedRoots, thread.SelectedRoot{
-			ID:       r.ID,
-			Location: thread.Location{Type: thread.LocationLocal, Path: r.Location.Path},
-		})
+		sp.SelectedRoots = append(sp.SelectedRoots, thread.SelectedRoot{ID: r.ID, Location: loc})
 	}
 	th, err := b.threads.Start(ctx, sp)
 	if err != nil {

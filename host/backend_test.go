@@ -256,10 +256,12 @@ func TestBackendOverAPI(t *testing.T) {
 		t.Errorf("inventory = %q", got)
 	}
 
-	// Environment-located roots need an executor: refused, naming the root.
+	// An environment-located root is read through its executor: one that is not
+	// configured (or not connected) refuses the selection, naming the root and the
+	// environment.
 	c.failure(protocol.MethodThreadStart, map[string]any{"selectedCapabilityRoots": []any{map[string]any{
 		"id": "remote@1", "location": map[string]any{"type": "environment", "environmentId": "exec-1", "path": "/srv/p"}}}},
-		protocol.CodeNotSupported, `"remote@1"`, `"exec-1"`)
+		protocol.CodeInvalidParams, `"remote@1"`, `"exec-1"`)
 	c.failure(protocol.MethodThreadStart, map[string]any{"selectedCapabilityRoots": []any{map[string]any{
 		"id": "missing@1", "location": map[string]any{"type": "local", "path": filepath.Join(f.root, "nope")}}}},
 		protocol.CodeInvalidParams, `"missing@1"`)
