@@ -157,28 +157,12 @@ func (l *Listener) Serve(ctx context.Context) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          l.s.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(l.ln) }()
-
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
-	}
-	cancel() // ends every upgraded connection
-	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer scancel()
-	if serr := hs.Shutdown(sctx); serr != nil {
-		_ = hs.Close()
-	}
-	if err == nil {
-		err = <-errc
-	}
+	err := netguard.Serve(ctx, hs, l.ln, cancel) // cancel ends every upgraded connection
 	t.closeAndWait()
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
+	if err != nil {
+		return fmt.Errorf("api: serve %s: %w", l.URL(), err)
 	}
-	return fmt.Errorf("api: serve %s: %w", l.URL(), err)
+	return nil
 }
 
 // ListenAndServe binds addr (see Listen), logs the URL at info level, passes it to ready

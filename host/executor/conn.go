@@ -337,25 +337,10 @@ func (l *Listener) Serve(ctx context.Context) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          l.s.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(l.ln) }()
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
-	}
-	cancel()
-	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer scancel()
-	if serr := hs.Shutdown(sctx); serr != nil {
-		_ = hs.Close()
-	}
-	if err == nil {
-		err = <-errc
-	}
+	err := netguard.Serve(ctx, hs, l.ln, cancel)
 	wg.Wait()
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
+	if err != nil {
+		return fmt.Errorf("executor: serve %s: %w", l.URL(), err)
 	}
-	return fmt.Errorf("executor: serve %s: %w", l.URL(), err)
+	return nil
 }

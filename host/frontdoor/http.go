@@ -2,7 +2,6 @@ package frontdoor
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -118,26 +117,11 @@ func (l *Listener) Serve(ctx context.Context) error {
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          l.f.log.StandardLogger(&hclog.StandardLoggerOptions{InferLevels: true}),
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(l.ln) }()
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-errc:
+	// cancel ends hanging streams: their request contexts derive from ctx.
+	if err := netguard.Serve(ctx, hs, l.ln, cancel); err != nil {
+		return fmt.Errorf("frontdoor: serve %s: %w", l.URL(), err)
 	}
-	cancel() // ends hanging streams: their request contexts derive from ctx
-	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer scancel()
-	if serr := hs.Shutdown(sctx); serr != nil {
-		_ = hs.Close()
-	}
-	if err == nil {
-		err = <-errc
-	}
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return fmt.Errorf("frontdoor: serve %s: %w", l.URL(), err)
+	return nil
 }
 
 // ListenAndServe binds addr with o (see Listen), logs the URL, passes it to ready (if not

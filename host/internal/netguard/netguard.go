@@ -373,3 +373,30 @@ func write(f *os.File, s string) error {
 	_, err := f.WriteString(s)
 	return err
 }
+
+// Serve runs hs on ln until ctx is done or the listener fails, then stops: it calls stop
+// (which ends the handlers' own contexts — upgraded connections, hanging streams), shuts hs
+// down gracefully within 5 s (closing it hard past that) and returns the listener's error,
+// or nil for a stop through ctx. The caller waits for its own connection goroutines after.
+func Serve(ctx context.Context, hs *http.Server, ln net.Listener, stop func()) error {
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errc:
+	}
+	stop()
+	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer scancel()
+	if serr := hs.Shutdown(sctx); serr != nil {
+		_ = hs.Close()
+	}
+	if err == nil {
+		err = <-errc
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
