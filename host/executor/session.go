@@ -524,6 +524,13 @@ func (ss *session) write(ctx context.Context, raw json.RawMessage) (any, func(),
 	if p == nil {
 		return nil, nil, notFound("process/write: no process %q", params.ProcessID)
 	}
+	select {
+	case <-p.exited:
+		// Exited (its process/exited may be on its way): gone, like an unknown id, even
+		// before the session forgets it.
+		return nil, nil, notFound("process/write: process %q has exited", params.ProcessID)
+	default:
+	}
 	if err := p.writeStdin(ctx, params.Data, ss.s.opts.WriteTimeout); err != nil {
 		return nil, nil, failed("process/write %s: %v", params.ProcessID, err)
 	}
