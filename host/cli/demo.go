@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -42,7 +43,10 @@ func runDemo(ctx context.Context, g *global, args []string) error {
 		return err
 	}
 	start := time.Now()
-	exe, _ := os.Executable()
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("the demo spawns itself as an executor and needs its own path: %w", err)
+	}
 	if *examples == "" {
 		*examples = firstDir(filepath.Join(filepath.Dir(exe), "..", "examples"), "examples")
 	}
@@ -63,7 +67,9 @@ func runDemo(ctx context.Context, g *global, args []string) error {
 	// would; children of this process find it on PATH.
 	os.Setenv("PATH", filepath.Dir(server)+string(os.PathListSeparator)+os.Getenv("PATH"))
 
-	w := g.io.Stdout
+	// Everything the demo prints is kept, to check at the end that no secret reached it.
+	var printed strings.Builder
+	w := io.MultiWriter(g.io.Stdout, &printed)
 	fmt.Fprintln(w, "warden demo: the embedded default, end to end")
 	fmt.Fprintln(w)
 
@@ -82,7 +88,9 @@ func runDemo(ctx context.Context, g *global, args []string) error {
 	}
 
 	// 2. A home for this run: two host-config servers (stdio, and HTTP behind a bearer
-	// token the host resolves from its environment) and the example plugins dir.
+	// token the host resolves from its environment), the example plugins dir, and an
+	// executor the host spawns over stdio, whose own home declares a third server behind
+	// a token only the executor's environment holds.
 	home, err := os.MkdirTemp("", "warden-demo-")
 	if err != nil {
 		return err
@@ -91,11 +99,17 @@ func runDemo(ctx context.Context, g *global, args []string) error {
 		defer os.RemoveAll(home)
 	}
 	token := randomHex(16)
-	httpServer, err := startExampleHTTP(ctx, server, token)
+	httpServer, err := startExampleHTTP(ctx, server, "web", token)
 	if err != nil {
 		return err
 	}
 	defer httpServer.stop()
+	execToken := randomHex(16)
+	execServer, err := startExampleHTTP(ctx, server, demoExecServer, execToken)
+	if err != nil {
+		return err
+	}
+	defer execServer.stop()
 	decisions := filepath.Join(home, "decisions.jsonl")
 	cfg := fmt.Sprintf(`# Written by warden demo.
 [plugins]
@@ -119,19 +133,34 @@ enabled_tools = ["echo", "header_digest"]
 	}
 	section(w, "Home "+home)
 	fmt.Fprintln(w, indent(cfg))
+	execHome, envTOML, err := writeDemoExecutor(home, exe, execServer.url, execToken)
+	if err != nil {
+		return err
+	}
+	section(w, "Executor home "+execHome)
+	fmt.Fprintln(w, indent(demoExecConfig(execServer.url)))
+	section(w, "environments.toml (the host spawns the executor: this binary, over stdio)")
+	fmt.Fprintln(w, indent(strings.ReplaceAll(envTOML, execToken, "<random; only the executor's environment holds it>")))
+	fmt.Fprintln(w)
 
 	logger := g.log
+	var logged syncBuffer
 	if !g.logLevelSet {
 		// The demo's output is the story; logs only interrupt it unless asked for.
-		logger = logging.New(logging.Options{JSON: g.logJSON, Level: "warn", Output: g.io.Stderr})
+		logger = logging.New(logging.Options{JSON: g.logJSON, Level: "warn", Output: io.MultiWriter(g.io.Stderr, &logged)})
 	}
 	h, err := host.New(ctx, host.Options{
 		Home:           home,
 		Logger:         logger.Named("host"),
 		PolicyCacheDir: policyCacheDir(),
 		LookupEnv: func(name string) (string, bool) {
-			if name == "WARDEN_DEMO_TOKEN" {
+			switch name {
+			case "WARDEN_DEMO_TOKEN":
 				return token, true
+			case demoExecTokenVar:
+				// Only the executor resolves this one: the host has no value for it, so a
+				// call that authenticates went through the executor.
+				return "", false
 			}
 			return os.LookupEnv(name)
 		},
@@ -141,6 +170,16 @@ enabled_tools = ["echo", "header_digest"]
 	}
 	defer h.Close()
 	mgr := h.Threads()
+	// The executor connects in the background; its servers join a thread's plan when it
+	// does, and the thread reports that as events. changed wakes the wait below.
+	changed := make(chan struct{}, 1)
+	unsubscribe := mgr.Subscribe(func(thread.Event) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	defer unsubscribe()
 
 	// 3. Two threads: one selects two plugins, the other is a reviewer selecting a third.
 	type threadSpec struct {
@@ -160,33 +199,65 @@ enabled_tools = ["echo", "header_digest"]
 	}
 	var threads []*thread.Thread
 	var checks demoChecks
+	var threadStatus []thread.ServerStatus // thread 1's
+	hostServers := map[string]bool{}
+	for _, d := range h.Config().Config.Servers {
+		hostServers[d.Name] = true
+	}
+	// A status names a server's plugin but not its other origins: a server no plugin
+	// declared is the host's own when config.toml declares it, else an executor's.
+	owner := func(s thread.ServerStatus) string {
+		switch {
+		case s.PluginID != "":
+			return s.PluginID
+		case hostServers[s.Name]:
+			return "host-config"
+		}
+		return "executor-config"
+	}
 	for i, s := range specs {
 		t, err := mgr.Start(ctx, s.p)
 		if err != nil {
 			return fmt.Errorf("starting the %s: %w", s.title, err)
 		}
 		threads = append(threads, t)
-		statuses, err := t.Status(ctx, "", true)
+		var statuses []thread.ServerStatus
+		if i == 0 {
+			// Thread 1 is shown once the executor's server has joined it (Status waits
+			// for it to finish starting; the checks below say if it failed).
+			statuses, err = waitStatus(ctx, t, changed, func(st []thread.ServerStatus) bool {
+				return slices.ContainsFunc(st, func(s thread.ServerStatus) bool { return s.Name == demoExecServer })
+			})
+		} else {
+			statuses, err = t.Status(ctx, "", true)
+		}
 		if err != nil {
-			return err
+			return fmt.Errorf("status of the %s: %w", s.title, err)
 		}
 		section(w, fmt.Sprintf("Thread %d (%s): %s", i+1, t.ID(), s.title))
-		printStatuses(w, statuses)
+		printStatuses(w, statuses, owner)
 		if i == 0 {
 			checks.status(statuses, "local-echo", thread.StateReady, "")
 			checks.status(statuses, "toolbox", thread.StateReady, "")
 			checks.status(statuses, "rogue", thread.StateDisabled, "host mcp.evil.test is not in the allow list")
 			checks.status(statuses, "web", thread.StateReady, "")
+			checks.status(statuses, demoExecServer, thread.StateReady, "")
+			threadStatus = statuses
 		} else {
 			checks.absent(statuses, "notes", "the reviewer policy hides it")
 			checks.absent(statuses, "local-echo", "thread 2 did not select allow-hosts@1")
+			checks.absent(statuses, demoExecServer, "reviewer threads do not discover executor-config servers")
 		}
 	}
 	fmt.Fprintln(w, "  Thread 2 sees none of thread 1's plugin servers (plugin isolation); its")
-	fmt.Fprintln(w, "  reviewer policy hid the stdio server `notes`, so it is not listed at all.")
+	fmt.Fprintln(w, "  reviewer policy hid the stdio server `notes`, so it is not listed at all,")
+	fmt.Fprintf(w, "  and a reviewer does not discover the executor's own server `%s`.\n", demoExecServer)
 	fmt.Fprintln(w)
 
-	// 4. Tool calls through the host, each through the tool_call hook.
+	// 4. The executor's server: reached through the executor, its token resolved there.
+	demoExecutor(ctx, w, threads[0], threadStatus, owner, decisions, execToken, &checks)
+
+	// 5. Tool calls through the host, each through the tool_call hook.
 	section(w, "Tool calls in thread 1")
 	calls := []struct{ server, tool, args string }{
 		{"docs", "echo", `{"text":"hello from the demo"}`},
@@ -208,18 +279,29 @@ enabled_tools = ["echo", "header_digest"]
 	}
 	fmt.Fprintln(w)
 
-	// 5. The same thread through the MCP front door, as any MCP client sees it.
+	// 6. The same thread through the MCP front door, as any MCP client sees it.
 	if err := demoFrontDoor(ctx, w, h, threads[0], &checks); err != nil {
 		return fmt.Errorf("front door: %w", err)
 	}
 
-	// 6. The decision log: every policy decision, with reasons and latency.
+	// 7. The decision log: every policy decision, with reasons and latency.
 	section(w, "Decision log ("+decisions+")")
 	if err := printDecisions(w, decisions); err != nil {
 		return err
 	}
 	for _, t := range threads {
 		t.Close()
+	}
+	// The executor's token was handed to its environment only: nothing the demo printed or
+	// logged, nor the decision log, holds it.
+	dlog, err := os.ReadFile(decisions)
+	if err != nil {
+		return err
+	}
+	for what, text := range map[string]string{"the demo's output": printed.String(), "the host log": logged.String(), "the decision log": string(dlog)} {
+		if strings.Contains(text, execToken) {
+			checks = append(checks, fmt.Sprintf("%s holds the executor's token", what))
+		}
 	}
 	if len(checks) > 0 {
 		for _, c := range checks {
@@ -286,15 +368,11 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-func printStatuses(w io.Writer, statuses []thread.ServerStatus) {
+func printStatuses(w io.Writer, statuses []thread.ServerStatus, owner func(thread.ServerStatus) string) {
 	sort.Slice(statuses, func(i, j int) bool { return statuses[i].Name < statuses[j].Name })
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  SERVER\tOWNER\tSTATUS\tTOOLS / REASON")
 	for _, s := range statuses {
-		owner := s.PluginID
-		if owner == "" {
-			owner = "host-config"
-		}
 		detail := s.ToolsError
 		if s.Status == thread.StateReady {
 			var names []string
@@ -303,7 +381,7 @@ func printStatuses(w io.Writer, statuses []thread.ServerStatus) {
 			}
 			detail = strings.Join(names, ", ")
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.Name, owner, s.Status, detail)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.Name, owner(s), s.Status, detail)
 	}
 	tw.Flush()
 	fmt.Fprintln(w)
@@ -396,21 +474,21 @@ type exampleHTTP struct {
 	url string
 }
 
-func startExampleHTTP(ctx context.Context, bin, token string) (*exampleHTTP, error) {
-	cmd := exec.CommandContext(ctx, bin, "--http", "127.0.0.1:0", "--name", "web", "--require-bearer-env", "EXAMPLE_TOKEN")
+func startExampleHTTP(ctx context.Context, bin, name, token string) (*exampleHTTP, error) {
+	cmd := exec.CommandContext(ctx, bin, "--http", "127.0.0.1:0", "--name", name, "--require-bearer-env", "EXAMPLE_TOKEN")
 	cmd.Env = append(os.Environ(), "EXAMPLE_TOKEN="+token)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting the example HTTP server: %w", err)
+		return nil, fmt.Errorf("starting the example HTTP server %s: %w", name, err)
 	}
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		return nil, fmt.Errorf("the example HTTP server did not report its URL: %w", err)
+		return nil, fmt.Errorf("the example HTTP server %s did not report its URL: %w", name, err)
 	}
 	url := strings.TrimSpace(strings.TrimPrefix(line, "listening "))
 	return &exampleHTTP{cmd: cmd, url: url}, nil
@@ -523,4 +601,178 @@ func (t bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+t.token)
 	return t.base.RoundTrip(r)
+}
+
+const (
+	// demoExecServer is the server the demo's executor declares in its own config.toml.
+	demoExecServer = "remote-web"
+	// demoExecTokenVar holds that server's bearer token in the executor's environment only.
+	demoExecTokenVar = "WARDEN_DEMO_EXECUTOR_TOKEN"
+	// demoExecID is the executor's id in environments.toml.
+	demoExecID = "exec-1"
+	// demoWait bounds waiting for the executor's server to join a thread; a failure bound.
+	demoWait = 30 * time.Second
+)
+
+// demoExecConfig is the executor's config.toml: one HTTP server whose token variable the
+// executor resolves from its own environment.
+func demoExecConfig(url string) string {
+	return fmt.Sprintf(`# Written by warden demo: the executor's own home.
+[mcp_servers.%s]            # announced by the executor to the host
+url = %q
+bearer_token_env_var = %q
+enabled_tools = ["echo", "header_digest"]
+`, demoExecServer, url, demoExecTokenVar)
+}
+
+// writeDemoExecutor writes the executor's home under home and the host's environments.toml
+// spawning exe as that executor over stdio (which needs no listener token); the token is
+// put in the executor's environment only. default stays "local": the other servers of the
+// demo run where they did without an executor.
+func writeDemoExecutor(home, exe, url, token string) (execHome, envTOML string, err error) {
+	execHome = filepath.Join(home, "executor")
+	if err := os.Mkdir(execHome, 0o700); err != nil {
+		return "", "", fmt.Errorf("demo executor home: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(execHome, "config.toml"), []byte(demoExecConfig(url)), 0o600); err != nil {
+		return "", "", fmt.Errorf("demo executor home: %w", err)
+	}
+	envTOML = fmt.Sprintf(`# Written by warden demo.
+default = "local"
+
+[[environments]]
+id = %q
+program = %q
+args = ["executor", "--listen", "stdio"]
+[environments.env]
+WARDEN_HOME = %q
+%s = %q
+`, demoExecID, exe, execHome, demoExecTokenVar, token)
+	if err := os.WriteFile(filepath.Join(home, "environments.toml"), []byte(envTOML), 0o600); err != nil {
+		return "", "", fmt.Errorf("demo environments.toml: %w", err)
+	}
+	return execHome, envTOML, nil
+}
+
+// waitStatus reads t's status until cond holds, waking on the Manager's events (changed),
+// for at most demoWait.
+func waitStatus(ctx context.Context, t *thread.Thread, changed <-chan struct{}, cond func([]thread.ServerStatus) bool) ([]thread.ServerStatus, error) {
+	ctx, cancel := context.WithTimeout(ctx, demoWait)
+	defer cancel()
+	for {
+		st, err := t.Status(ctx, "", true)
+		if err == nil && cond(st) {
+			return st, nil
+		}
+		if err == nil {
+			// An event after this read re-arms changed, so none is missed.
+			select {
+			case <-changed:
+				continue
+			case <-ctx.Done():
+			}
+		}
+		if ctx.Err() == nil {
+			return nil, err
+		}
+		return nil, fmt.Errorf("thread %s: the executor's server %s did not join within %s (the executor did not connect?): %w",
+			t.ID(), demoExecServer, demoWait, context.Cause(ctx))
+	}
+}
+
+// demoExecutor shows the executor's server in thread th: its owner and route, a tool call
+// through it, and the credentials decision that let its token resolve in the executor.
+func demoExecutor(ctx context.Context, w io.Writer, th *thread.Thread, statuses []thread.ServerStatus, owner func(thread.ServerStatus) string, decisions, token string, checks *demoChecks) {
+	section(w, fmt.Sprintf("Executor %s: the server %s, declared in the executor's home", demoExecID, demoExecServer))
+	route := "?"
+	line, reason, err := executorDecision(decisions, th.ID(), demoExecID)
+	switch {
+	case err != nil:
+		*checks = append(*checks, "reading the credentials decision: "+err.Error())
+	case line == "":
+		*checks = append(*checks, fmt.Sprintf("thread 1's decision log has no credentials decision \"executor\" for %s", demoExecID))
+	default:
+		route = demoExecID
+	}
+	for _, s := range statuses {
+		if s.Name == demoExecServer {
+			if o := owner(s); o != "executor-config" {
+				*checks = append(*checks, fmt.Sprintf("%s is owned by %s, want executor-config", demoExecServer, o))
+			}
+			var names []string
+			for _, t := range s.Tools {
+				names = append(names, t.Name)
+			}
+			fmt.Fprintf(w, "  %s: owner %s, routed to %s, %s, tools %s\n", s.Name, owner(s), route, s.Status, strings.Join(names, ", "))
+		}
+	}
+	res, err := th.CallTool(ctx, demoExecServer, "header_digest", json.RawMessage(`{"name":"Authorization"}`), "warden-demo")
+	got := describeResult(res, err)
+	fmt.Fprintf(w, "  %s__header_digest {\"name\":\"Authorization\"}\n    -> %s\n", demoExecServer, got)
+	sum := sha256.Sum256([]byte("Bearer " + token))
+	match := err == nil && !res.IsError && strings.Contains(got, hex.EncodeToString(sum[:]))
+	fmt.Fprintf(w, "    (the host has no $%s; the executor resolved it in its own\n", demoExecTokenVar)
+	fmt.Fprintf(w, "     environment and sent it; digest matches the executor's token: %v)\n", match)
+	if !match {
+		*checks = append(*checks, fmt.Sprintf("%s/header_digest did not show the executor's token reaching the server: %s", demoExecServer, got))
+	}
+	if line != "" {
+		fmt.Fprintf(w, "  credentials decision for $%s: %s\n", demoExecTokenVar, reason)
+		fmt.Fprintln(w, "  its decision-log line:")
+		fmt.Fprintln(w, indent("  "+line))
+	}
+	fmt.Fprintln(w)
+}
+
+// executorDecision finds thread's credentials-hook line in the decision log that resolves
+// a credential in executor env ("executor": owned there, resolved there by name). A line
+// names credentials by index, not their server; in the demo only the executor's server
+// has a credential owned by an executor.
+func executorDecision(path, threadID, env string) (line, reason string, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	want := fmt.Sprintf("owned by executor %q; resolved there by name", env)
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var d struct {
+			Thread  string            `json:"thread"`
+			Hook    string            `json:"hook"`
+			Outcome map[string]string `json:"outcome"`
+			Reasons map[string]string `json:"reasons"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
+			return "", "", fmt.Errorf("decision log %s: %w", path, err)
+		}
+		if d.Thread != threadID || d.Hook != "credentials" {
+			continue
+		}
+		for i, action := range d.Outcome {
+			if action == "executor" && d.Reasons[i] == want {
+				return sc.Text(), fmt.Sprintf("%s=%s (%s)", i, action, want), nil
+			}
+		}
+	}
+	return "", "", sc.Err()
+}
+
+// syncBuffer keeps what is written to it; loggers on several goroutines share it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
