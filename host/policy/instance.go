@@ -111,7 +111,7 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 	}
 	flag, _ := mod.ExportedGlobal(interruptExport).(api.MutableGlobal)
 	depth := mod.ExportedGlobal(interruptExport + interrupt.DepthSuffix)
-	if flag == nil || depth == nil {
+	if (flag == nil || depth == nil) && !m.rt.uninstrumented {
 		_ = mod.Close(context.Background())
 		return nil, errors.New("instantiate: the interrupt flag or depth is missing") // added at load; defensive
 	}
@@ -363,7 +363,7 @@ func (in *instance) classify(ctx context.Context, err error, why int, hook abi.H
 		return e
 	}
 	in.m.logger.Debug("guest trapped", "hook", hook.String(), "error", err.Error())
-	if in.depth.Get() > interrupt.MaxStack {
+	if in.depth != nil && in.depth.Get() > interrupt.MaxStack {
 		e.Cause, e.Err = CauseTrap, detail(err, "trapped: call stack too deep (over the %d MiB the host allows)", interrupt.MaxStack>>20)
 		return e
 	}

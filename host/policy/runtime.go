@@ -200,6 +200,11 @@ type Runtime struct {
 	// watchdog interrupts calls that outlive their deadline.
 	watchdog *watchdog
 
+	// uninstrumented compiles modules as they are, without the interrupt checks, so
+	// that no deadline can stop them. Only the differential test sets it
+	// (export_test.go), to compare instrumented and original guests.
+	uninstrumented bool
+
 	// compileSlots holds a token per running compilation
 	// (Config.MaxConcurrentCompiles).
 	compileSlots chan struct{}
@@ -429,6 +434,9 @@ func (r *Runtime) acquireCompiled(ctx context.Context, digest [32]byte, wasm []b
 // instrumentation refuses some modules that would crash or exhaust wazero
 // 1.12's compiler (see package interrupt), so its error is the answer.
 func (r *Runtime) compile(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
+	if r.uninstrumented {
+		return r.rt.CompileModule(ctx, wasm)
+	}
 	patched, err := interrupt.Instrument(wasm, interruptExport)
 	if err != nil {
 		return nil, limitDetail(err)
