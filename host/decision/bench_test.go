@@ -59,7 +59,7 @@ func phaseFixture(b *testing.B, nPlugins, serversPer int, memo bool) (*Engine, *
 // BenchmarkPolicyPhase measures one thread's policy phase — baseline, then 20 plugin
 // policies over 5 servers each — first time (every input new to the memo) and memoised
 // (the same thread and servers again). The baseline-only phase over the same 100 servers is
-// measured in the same run, and x-baseline reports the ratio. Goals (issue #3): first
+// measured in the same run, and x-baseline reports the ratio. Goals: first
 // ≤ 1 ms, memoised ≤ 0.2 ms.
 func BenchmarkPolicyPhase(b *testing.B) {
 	ctx := context.Background()

@@ -19,7 +19,8 @@ import (
 // threadsN is how many threads share one server in TestThreads1000 and BenchmarkThreads1000.
 const threadsN = 1000
 
-// rssBudgetMB is issue #4's bound on the resident memory 1,000 threads add.
+// rssBudgetMB bounds the resident memory 1,000 threads add (the goal docs/performance.md
+// records).
 const rssBudgetMB = 300
 
 // startThreads starts n threads on h, 16 at a time, and returns them.
