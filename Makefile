@@ -67,8 +67,18 @@ FORCE:
 test: tools
 	$(GO) test -race -count=1 ./...
 
-## check: formatting, vet, staticcheck, tidy go.mod, and the wasip1 build of abi/ and sdk/.
+# The files abigen writes from the ABI schema (abi/internal/abigen/schema.go).
+ABI_GEN := abi/types_gen.go abi/layout_gen.go abi/flat_gen.go abi/view_gen.go abi/proto_gen.go \
+	abi/abitest/schema_gen.go sdk/inline_gen.go examples/conformance/c/wire_gen.h docs/abi.md
+
+## check: formatting, vet, staticcheck, tidy go.mod, the wasip1 build of abi/ and sdk/, and that
+## the files generated from the ABI schema are up to date and tracked by git.
 check: $(TOOLBIN)/staticcheck
+	$(GO) generate ./abi/...
+	@untracked=$$(git ls-files --others --exclude-standard -- $(ABI_GEN)); \
+	  if [ -n "$$untracked" ]; then echo "generated files not tracked by git (git add them):"; echo "$$untracked"; exit 1; fi; \
+	  if ! git diff --exit-code --stat -- $(ABI_GEN); then \
+	    echo "generated files are stale: run go generate ./abi/... and commit the result"; exit 1; fi
 	@out=$$(gofmt -l $$(git ls-files '*.go') $$(git ls-files --others --exclude-standard '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

@@ -1,9 +1,9 @@
 package abi
 
 // The output decoders, used by the host: protobuf wire format (docs/abi.md
-// §7), written out per message from the schema in types.go. When a field is
-// added, add it to the message's merge loop and to its known-field mask at
-// the end of the file.
+// §7). Each message's Unmarshal and field switch are generated from the
+// schema (proto_gen.go); the loop over the fields and the helpers of the
+// switch are here.
 //
 // Each Unmarshal resets the message and merges b into it:
 //
@@ -20,19 +20,17 @@ package abi
 //   - A singular embedded message that appears more than once is merged, as
 //     in protobuf; other singular fields: last one wins.
 
-// Unmarshal decodes b into m, reusing m's slices. Strings are views into b,
-// valid only while b is unchanged (see the package documentation).
-// An undefined enum value is an error (ErrEnum): garbage never reads as a
-// decision.
-func (m *ServerDecision) Unmarshal(b []byte) error {
-	*m = ServerDecision{AllowTools: m.AllowTools[:0], DenyTools: m.DenyTools[:0]}
-	return m.merge(b, 0)
-}
+// codeUnknown is returned by a message's field method for a tag it does
+// not know: decodeFields then skips the field (or reports a known field
+// with the wrong wire type).
+const codeUnknown = -100
 
-// merge decodes the fields of b from offset i on into m, without resetting m.
-func (m *ServerDecision) merge(b []byte, i int) error {
-	var s string
-	for i < len(b) {
+// decodeFields decodes the fields of b in order, calling one for each with
+// its tag t, its value (wire type 0) or length (wire type 2) v and the offset
+// j after them. one returns the offset after the field, a negative code, or
+// codeUnknown; an error of an embedded message is wrapped as field t's.
+func decodeFields(b []byte, msg string, known uint32, one func(b []byte, t, v uint64, j int) (int, error)) error {
+	for i := 0; i < len(b); {
 		var t, v uint64
 		var j int
 		if len(b)-i >= 2 { // field needs two bytes
@@ -40,210 +38,56 @@ func (m *ServerDecision) merge(b []byte, i int) error {
 		}
 		if t == 0 {
 			if t, v, j = fieldSlow(b, i); j < 0 {
-				return decodeErr("ServerDecision", b, i, j)
+				return decodeErr(msg, b, i, j)
 			}
 		}
-		switch t {
-		case 1<<3 | wireBytes:
-			m.Name, i = str(b, j, v)
-		case 2<<3 | wireVarint:
-			if v > uint64(ServerHide) {
-				return decodeErr("ServerDecision", b, i, codeEnum)
-			}
-			m.Action, i = ServerAction(v), j
-		case 3<<3 | wireBytes:
-			m.Reason, i = str(b, j, v)
-		case 4<<3 | wireBytes:
-			s, i = str(b, j, v)
-			m.AllowTools = append(m.AllowTools, s)
-		case 5<<3 | wireBytes:
-			s, i = str(b, j, v)
-			m.DenyTools = append(m.DenyTools, s)
-		default:
-			if j = skip(b, i, knownServerDecision); j < 0 {
-				return decodeErr("ServerDecision", b, i, j)
-			}
-			i = j
+		k, err := one(b, t, v, j)
+		if err != nil {
+			return nestedErr(msg, t>>3, i, err)
 		}
+		if k == codeUnknown {
+			k = skip(b, i, known)
+		}
+		if k < 0 {
+			return decodeErr(msg, b, i, k)
+		}
+		i = k
 	}
 	return nil
 }
 
-// Unmarshal decodes b into m, reusing m's slices. Strings are views into b,
-// valid only while b is unchanged (see the package documentation).
-func (m *ServersOutput) Unmarshal(b []byte) error {
-	*m = ServersOutput{Decisions: m.Decisions[:0]}
-	return m.merge(b, 0)
-}
-
-// merge decodes the fields of b from offset i on into m, without resetting m.
-func (m *ServersOutput) merge(b []byte, i int) error {
-	for i < len(b) {
-		var t, v uint64
-		var j int
-		if len(b)-i >= 2 { // field needs two bytes
-			t, v, j = field(b, i)
-		}
-		if t == 0 {
-			if t, v, j = fieldSlow(b, i); j < 0 {
-				return decodeErr("ServersOutput", b, i, j)
-			}
-		}
-		switch t {
-		case 1<<3 | wireBytes:
-			m.Decisions = extend(m.Decisions)
-			if err := m.Decisions[len(m.Decisions)-1].Unmarshal(b[j : j+int(v)]); err != nil {
-				return nestedErr("ServersOutput", 1, i, err)
-			}
-			i = j + int(v)
-		case 15<<3 | wireBytes:
-			m.Error, i = str(b, j, v)
-		default:
-			if j = skip(b, i, knownServersOutput); j < 0 {
-				return decodeErr("ServersOutput", b, i, j)
-			}
-			i = j
-		}
+// enumEnd returns j, or codeEnum when v is above max, the largest value of
+// the field's enum.
+func enumEnd(v, max uint64, j int) int {
+	if v > max {
+		return codeEnum
 	}
-	return nil
+	return j
 }
 
-// Unmarshal decodes b into m, reusing m's slices. Strings are views into b,
-// valid only while b is unchanged (see the package documentation).
-// An undefined enum value is an error (ErrEnum): garbage never reads as a
-// decision.
-func (m *CredentialDecision) Unmarshal(b []byte) error {
-	*m = CredentialDecision{}
-	return m.merge(b, 0)
-}
-
-// merge decodes the fields of b from offset i on into m, without resetting m.
-func (m *CredentialDecision) merge(b []byte, i int) error {
-	for i < len(b) {
-		var t, v uint64
-		var j int
-		if len(b)-i >= 2 { // field needs two bytes
-			t, v, j = field(b, i)
-		}
-		if t == 0 {
-			if t, v, j = fieldSlow(b, i); j < 0 {
-				return decodeErr("CredentialDecision", b, i, j)
-			}
-		}
-		switch t {
-		case 1<<3 | wireVarint:
-			if v > 1<<32-1 {
-				return decodeErr("CredentialDecision", b, i, codeRange)
-			}
-			m.Index, i = uint32(v), j
-		case 2<<3 | wireVarint:
-			if v > uint64(CredentialDeny) {
-				return decodeErr("CredentialDecision", b, i, codeEnum)
-			}
-			m.Action, i = CredentialAction(v), j
-		case 3<<3 | wireBytes:
-			m.Reason, i = str(b, j, v)
-		default:
-			if j = skip(b, i, knownCredentialDecision); j < 0 {
-				return decodeErr("CredentialDecision", b, i, j)
-			}
-			i = j
-		}
+// inRange32 returns j, or codeRange when v does not fit a uint32.
+func inRange32(v uint64, j int) int {
+	if v > 1<<32-1 {
+		return codeRange
 	}
-	return nil
+	return j
 }
 
-// Unmarshal decodes b into m, reusing m's slices. Strings are views into b,
-// valid only while b is unchanged (see the package documentation).
-func (m *CredentialsOutput) Unmarshal(b []byte) error {
-	*m = CredentialsOutput{Decisions: m.Decisions[:0]}
-	return m.merge(b, 0)
+// appendStr appends the string of length v at b[j:] to *s (an element of a
+// repeated string field) and returns the offset after it.
+func appendStr(s *[]string, b []byte, j int, v uint64) int {
+	x, k := str(b, j, v)
+	*s = append(*s, x)
+	return k
 }
 
-// merge decodes the fields of b from offset i on into m, without resetting m.
-func (m *CredentialsOutput) merge(b []byte, i int) error {
-	for i < len(b) {
-		var t, v uint64
-		var j int
-		if len(b)-i >= 2 { // field needs two bytes
-			t, v, j = field(b, i)
-		}
-		if t == 0 {
-			if t, v, j = fieldSlow(b, i); j < 0 {
-				return decodeErr("CredentialsOutput", b, i, j)
-			}
-		}
-		switch t {
-		case 1<<3 | wireBytes:
-			m.Decisions = extend(m.Decisions)
-			if err := m.Decisions[len(m.Decisions)-1].Unmarshal(b[j : j+int(v)]); err != nil {
-				return nestedErr("CredentialsOutput", 1, i, err)
-			}
-			i = j + int(v)
-		case 15<<3 | wireBytes:
-			m.Error, i = str(b, j, v)
-		default:
-			if j = skip(b, i, knownCredentialsOutput); j < 0 {
-				return decodeErr("CredentialsOutput", b, i, j)
-			}
-			i = j
-		}
-	}
-	return nil
+// decodeElem decodes the embedded message of length v at b[j:] into a new
+// element of *s (reusing its capacity) and returns the offset after it.
+func decodeElem[T any, P interface {
+	*T
+	Unmarshal([]byte) error
+}](s *[]T, b []byte, j int, v uint64) (int, error) {
+	*s = extend(*s)
+	k := j + int(v)
+	return k, P(&(*s)[len(*s)-1]).Unmarshal(b[j:k])
 }
-
-// Unmarshal decodes b into m, reusing m's slices. Strings are views into b,
-// valid only while b is unchanged (see the package documentation).
-// An undefined enum value is an error (ErrEnum): garbage never reads as a
-// decision.
-func (m *ToolCallOutput) Unmarshal(b []byte) error {
-	*m = ToolCallOutput{}
-	return m.merge(b, 0)
-}
-
-// merge decodes the fields of b from offset i on into m, without resetting m.
-func (m *ToolCallOutput) merge(b []byte, i int) error {
-	for i < len(b) {
-		var t, v uint64
-		var j int
-		if len(b)-i >= 2 { // field needs two bytes
-			t, v, j = field(b, i)
-		}
-		if t == 0 {
-			if t, v, j = fieldSlow(b, i); j < 0 {
-				return decodeErr("ToolCallOutput", b, i, j)
-			}
-		}
-		switch t {
-		case 1<<3 | wireVarint:
-			if v > uint64(ToolCallDeny) {
-				return decodeErr("ToolCallOutput", b, i, codeEnum)
-			}
-			m.Action, i = ToolCallAction(v), j
-		case 2<<3 | wireBytes:
-			m.Reason, i = str(b, j, v)
-		case 3<<3 | wireVarint:
-			m.Rewrite, i = v != 0, j
-		case 4<<3 | wireBytes:
-			m.Arguments, i = view(b, j, v)
-		case 15<<3 | wireBytes:
-			m.Error, i = str(b, j, v)
-		default:
-			if j = skip(b, i, knownToolCallOutput); j < 0 {
-				return decodeErr("ToolCallOutput", b, i, j)
-			}
-			i = j
-		}
-	}
-	return nil
-}
-
-// Known-field masks: bit n set = field n is defined (used by skip to tell a
-// wire type mismatch from an unknown field).
-const (
-	knownServerDecision     = 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5
-	knownServersOutput      = 1<<1 | 1<<15
-	knownCredentialDecision = 1<<1 | 1<<2 | 1<<3
-	knownCredentialsOutput  = 1<<1 | 1<<15
-	knownToolCallOutput     = 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<15
-)

@@ -136,50 +136,17 @@ func widenLength(b []byte, start, n int) []byte {
 	return b
 }
 
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
-func (m *ServerDecision) AppendTo(b []byte) []byte {
-	b = appendField(b, 1<<3|wireBytes, m.Name)
-	b = appendUint(b, 2<<3|wireVarint, uint64(int64(m.Action)))
-	b = appendField(b, 3<<3|wireBytes, m.Reason)
-	b = appendStrings(b, 4<<3|wireBytes, m.AllowTools)
-	b = appendStrings(b, 5<<3|wireBytes, m.DenyTools)
+// appendMessages writes a repeated embedded message field. (Each message's
+// AppendTo is generated from the schema: proto_gen.go.)
+func appendMessages[T any, P interface {
+	*T
+	AppendTo([]byte) []byte
+}](b []byte, t byte, ms []T) []byte {
+	for i := range ms {
+		var s int
+		b, s = beginMessage(b, t)
+		b = P(&ms[i]).AppendTo(b)
+		b = endMessage(b, s)
+	}
 	return b
-}
-
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
-func (m *ServersOutput) AppendTo(b []byte) []byte {
-	for i := range m.Decisions {
-		var s int
-		b, s = beginMessage(b, 1<<3|wireBytes)
-		b = m.Decisions[i].AppendTo(b)
-		b = endMessage(b, s)
-	}
-	return appendField(b, 15<<3|wireBytes, m.Error)
-}
-
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
-func (m *CredentialDecision) AppendTo(b []byte) []byte {
-	b = appendUint(b, 1<<3|wireVarint, uint64(m.Index))
-	b = appendUint(b, 2<<3|wireVarint, uint64(int64(m.Action)))
-	return appendField(b, 3<<3|wireBytes, m.Reason)
-}
-
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
-func (m *CredentialsOutput) AppendTo(b []byte) []byte {
-	for i := range m.Decisions {
-		var s int
-		b, s = beginMessage(b, 1<<3|wireBytes)
-		b = m.Decisions[i].AppendTo(b)
-		b = endMessage(b, s)
-	}
-	return appendField(b, 15<<3|wireBytes, m.Error)
-}
-
-// AppendTo appends the wire encoding of m to b and returns the extended slice.
-func (m *ToolCallOutput) AppendTo(b []byte) []byte {
-	b = appendUint(b, 1<<3|wireVarint, uint64(int64(m.Action)))
-	b = appendField(b, 2<<3|wireBytes, m.Reason)
-	b = appendBool(b, 3<<3|wireVarint, m.Rewrite)
-	b = appendField(b, 4<<3|wireBytes, m.Arguments)
-	return appendField(b, 15<<3|wireBytes, m.Error)
 }

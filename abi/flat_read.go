@@ -7,7 +7,7 @@ import (
 )
 
 // Reading flat inputs, host side: Unmarshal validates a whole input and
-// fills the Go structs. Guests read inputs in place with the views of
+// fills the Go structs (each record's reader is generated: flat_gen.go). Guests read inputs in place with the views of
 // view.go instead; a view checks what it reads, when it reads it.
 
 // Sentinel errors wrapped by [InputError]; test with errors.Is.
@@ -239,68 +239,6 @@ func (r *flatReader) bytes(at uint32, typ int, off uint32, name string) []byte {
 	return r.b[o : o+n : o+n]
 }
 
-func (r *flatReader) thread(m *Thread, at uint32) {
-	m.ID = r.str(at, typeThread, thID, "id")
-	m.Kind = r.str(at, typeThread, thKind, "kind")
-	o, n := r.records(at, typeThread, thRoots, typeRoot, "roots")
-	for i := 0; i < n; i++ {
-		p := o + uint32(i)*r.h.strides[typeRoot]
-		r.push("roots", i)
-		m.Roots = append(m.Roots, Root{
-			ID:            r.str(p, typeRoot, rtID, "id"),
-			Location:      r.str(p, typeRoot, rtLocation, "location"),
-			EnvironmentID: r.str(p, typeRoot, rtEnvironmentID, "environment_id"),
-			Path:          r.str(p, typeRoot, rtPath, "path"),
-		})
-		r.pop()
-	}
-}
-
-func (r *flatReader) environment(at uint32) Environment {
-	f, _ := r.flags(at, typeEnvironment, envFlags)
-	return Environment{
-		ID:                r.str(at, typeEnvironment, envID, "id"),
-		Local:             f&envFlagLocal != 0,
-		Connected:         f&envFlagConnected != 0,
-		HTTPHeaderEnvVars: f&envFlagHeaderEnvVars != 0,
-		Processes:         f&envFlagProcesses != 0,
-	}
-}
-
-// server fills m, reusing its slices.
-func (r *flatReader) server(m *Server, at uint32) {
-	x := Server{Args: m.Args[:0], Credentials: m.Credentials[:0], EnabledTools: m.EnabledTools[:0], DisabledTools: m.DisabledTools[:0]}
-	const t = typeServer
-	x.Name = r.str(at, t, svName, "name")
-	x.Origin = r.str(at, t, svOrigin, "origin")
-	x.PluginID = r.str(at, t, svPluginID, "plugin_id")
-	x.Transport = r.str(at, t, svTransport, "transport")
-	x.URL = r.str(at, t, svURL, "url")
-	x.Command = r.str(at, t, svCommand, "command")
-	x.Args = r.strs(x.Args, at, t, svArgs, "args")
-	x.Environment = r.str(at, t, svEnvironment, "environment")
-	o, n := r.records(at, t, svCredentials, typeCredential, "credentials")
-	for i := 0; i < n; i++ {
-		p := o + uint32(i)*r.h.strides[typeCredential]
-		r.push("credentials", i)
-		x.Credentials = append(x.Credentials, Credential{
-			Kind:       r.str(p, typeCredential, crKind, "kind"),
-			Name:       r.str(p, typeCredential, crName, "name"),
-			EnvVar:     r.str(p, typeCredential, crEnvVar, "env_var"),
-			Owner:      r.str(p, typeCredential, crOwner, "owner"),
-			ResolvesAt: r.str(p, typeCredential, crResolvesAt, "resolves_at"),
-		})
-		r.pop()
-	}
-	f, _ := r.flags(at, t, svFlags)
-	x.Enabled = f&svFlagEnabled != 0
-	x.Required = f&svFlagRequired != 0
-	x.EnabledTools = r.strs(x.EnabledTools, at, t, svEnabledTools, "enabled_tools")
-	x.DisabledTools = r.strs(x.DisabledTools, at, t, svDisabledTools, "disabled_tools")
-	_ = r.str(at, t, svURLHost, "url_host") // derived from url: checked, not kept
-	*m = x
-}
-
 func newReader(b []byte, kind Hook) (*flatReader, error) {
 	h, err := parseHeader(b, kind)
 	if err != nil {
@@ -313,121 +251,6 @@ func (r *flatReader) done() error {
 	if r.err != nil {
 		return r.err
 	}
-	return nil
-}
-
-// Unmarshal decodes the flat input b (docs/abi.md §6) into m, checking every
-// reference in it, and reusing m's slices. Strings and bytes are views into
-// b, valid only while b is unchanged. Fields beyond a record's stride (an
-// older writer) decode as zero values, slots beyond the known ones (a newer
-// writer) are ignored. Malformed input returns an *InputError and never
-// panics; m is then partially filled and must not be used.
-//
-// Unmarshal is the host-side (and test) decoder; a guest reads inputs in
-// place with [Flat] and its views instead.
-func (m *ServersInput) Unmarshal(b []byte) error {
-	r, err := newReader(b, HookServers)
-	if err != nil {
-		return err
-	}
-	x := ServersInput{Thread: Thread{Roots: m.Thread.Roots[:0]}, Environments: m.Environments[:0], Servers: m.Servers[:0], Requirements: m.Requirements[:0]}
-	const t = typeServersInput
-	at := r.h.root
-	if p, ok := r.msg(at, t, siThread, typeThread, "thread"); ok {
-		r.push("thread", -1)
-		r.thread(&x.Thread, p)
-		r.pop()
-	}
-	o, n := r.records(at, t, siEnvironments, typeEnvironment, "environments")
-	for i := 0; i < n; i++ {
-		r.push("environments", i)
-		x.Environments = append(x.Environments, r.environment(o+uint32(i)*r.h.strides[typeEnvironment]))
-		r.pop()
-	}
-	o, n = r.records(at, t, siServers, typeServer, "servers")
-	for i := 0; i < n; i++ {
-		r.push("servers", i)
-		x.Servers = extend(x.Servers)
-		r.server(&x.Servers[len(x.Servers)-1], o+uint32(i)*r.h.strides[typeServer])
-		r.pop()
-	}
-	f, _ := r.flags(at, t, siFlags)
-	x.HasRequirements = f&siFlagHasRequires != 0
-	o, n = r.records(at, t, siRequirements, typeRequirement, "requirements")
-	for i := 0; i < n; i++ {
-		p := o + uint32(i)*r.h.strides[typeRequirement]
-		r.push("requirements", i)
-		x.Requirements = append(x.Requirements, Requirement{
-			Name:    r.str(p, typeRequirement, rqName, "name"),
-			URL:     r.str(p, typeRequirement, rqURL, "url"),
-			Command: r.str(p, typeRequirement, rqCommand, "command"),
-		})
-		r.pop()
-	}
-	if err := r.done(); err != nil {
-		return err
-	}
-	*m = x
-	return nil
-}
-
-// Unmarshal decodes the flat input b into m; see ServersInput.Unmarshal.
-func (m *CredentialsInput) Unmarshal(b []byte) error {
-	r, err := newReader(b, HookCredentials)
-	if err != nil {
-		return err
-	}
-	x := CredentialsInput{Thread: Thread{Roots: m.Thread.Roots[:0]}, Server: m.Server}
-	const t = typeCredentialsInput
-	at := r.h.root
-	if p, ok := r.msg(at, t, ciThread, typeThread, "thread"); ok {
-		r.push("thread", -1)
-		r.thread(&x.Thread, p)
-		r.pop()
-	}
-	if p, ok := r.msg(at, t, ciServer, typeServer, "server"); ok {
-		r.push("server", -1)
-		r.server(&x.Server, p)
-		r.pop()
-	} else {
-		x.Server = Server{Args: x.Server.Args[:0], Credentials: x.Server.Credentials[:0], EnabledTools: x.Server.EnabledTools[:0], DisabledTools: x.Server.DisabledTools[:0]}
-	}
-	x.Route = r.str(at, t, ciRoute, "route")
-	if p, ok := r.msg(at, t, ciEnvironment, typeEnvironment, "environment"); ok {
-		r.push("environment", -1)
-		x.Environment = r.environment(p)
-		r.pop()
-	}
-	if err := r.done(); err != nil {
-		return err
-	}
-	*m = x
-	return nil
-}
-
-// Unmarshal decodes the flat input b into m; see ServersInput.Unmarshal.
-func (m *ToolCallInput) Unmarshal(b []byte) error {
-	r, err := newReader(b, HookToolCall)
-	if err != nil {
-		return err
-	}
-	x := ToolCallInput{Thread: Thread{Roots: m.Thread.Roots[:0]}}
-	const t = typeToolCallInput
-	at := r.h.root
-	if p, ok := r.msg(at, t, tcThread, typeThread, "thread"); ok {
-		r.push("thread", -1)
-		r.thread(&x.Thread, p)
-		r.pop()
-	}
-	x.Server = r.str(at, t, tcServer, "server")
-	x.PluginID = r.str(at, t, tcPluginID, "plugin_id")
-	x.Tool = r.str(at, t, tcTool, "tool")
-	x.Arguments = r.bytes(at, t, tcArguments, "arguments")
-	x.Caller = r.str(at, t, tcCaller, "caller")
-	if err := r.done(); err != nil {
-		return err
-	}
-	*m = x
 	return nil
 }
 

@@ -11,7 +11,7 @@ import (
 )
 
 // TestViewsInline checks, for the wasm build, that the compiler can inline
-// every exported method of the views (view.go), and Flat's parse methods: a
+// every exported method of the views (view.go and view_gen.go), and Flat's parse methods: a
 // call that is not inlined costs an interrupt check in a wasm guest (see
 // "Cost model" in doc.go). StringList.Contains, a loop, is the exception. The sdk checks that they also inline into a
 // policy that imports only sdk (TestViewsInlineThroughSDK).
@@ -19,12 +19,16 @@ func TestViewsInline(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds for wasm")
 	}
-	f, err := parser.ParseFile(token.NewFileSet(), "view.go", nil, 0)
-	if err != nil {
-		t.Fatal(err)
+	var decls []ast.Decl
+	for _, name := range []string{"view.go", "view_gen.go"} {
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decls = append(decls, f.Decls...)
 	}
 	var want []string
-	for _, d := range f.Decls {
+	for _, d := range decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Recv == nil || !fn.Name.IsExported() || fn.Name.Name == "Contains" {
 			continue
@@ -37,7 +41,7 @@ func TestViewsInline(t *testing.T) {
 		}
 	}
 	if len(want) < 50 {
-		t.Fatalf("found only %d methods in view.go", len(want))
+		t.Fatalf("found only %d methods in view.go and view_gen.go", len(want))
 	}
 	cmd := exec.Command("go", "build", "-gcflags=-m", "-o", os.DevNull, ".")
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")

@@ -19,21 +19,8 @@ const (
 	kFlags          // two u32s
 )
 
+// slotDesc is a slot of the schema table (layout_gen.go).
 type slotDesc struct{ kind, elem uint8 }
-
-// schema lists the slots of each record type in order (docs/abi.md §6).
-var schema = [numTypes][]slotDesc{
-	typeServersInput:     {{kMessage, typeThread}, {kList, typeEnvironment}, {kList, typeServer}, {kFlags, 0}, {kList, typeRequirement}},
-	typeCredentialsInput: {{kMessage, typeThread}, {kMessage, typeServer}, {kString, 0}, {kMessage, typeEnvironment}},
-	typeToolCallInput:    {{kMessage, typeThread}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}},
-	typeThread:           {{kString, 0}, {kString, 0}, {kList, typeRoot}},
-	typeRoot:             {{kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}},
-	typeEnvironment:      {{kString, 0}, {kFlags, 0}},
-	typeServer: {{kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kStrings, 0},
-		{kString, 0}, {kList, typeCredential}, {kFlags, 0}, {kStrings, 0}, {kStrings, 0}, {kString, 0}},
-	typeCredential:  {{kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}},
-	typeRequirement: {{kString, 0}, {kString, 0}, {kString, 0}},
-}
 
 // relayer copies the records of src into dst: dst is this version's header,
 // then src itself (so strings keep their bytes, at offsets shifted by the

@@ -2,6 +2,7 @@ package sdk
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,7 +252,7 @@ func TestInvokeErrors(t *testing.T) {
 		{"not registered", abi.HookCredentials, abitest.CredentialsInput().AppendTo(nil), nil, "sdk: credentials hook is not registered"},
 		{"unknown hook", abi.Hook(8), nil, nil, "sdk: unknown hook Hook(0x8)"},
 		{"malformed header", abi.HookServers, []byte("WDNF"), abi.ErrTruncated, "abi: malformed ServersInput: header (at byte 4): unexpected end of input"},
-		{"malformed field, read by the policy", abi.HookServers, badName, abi.ErrBounds, "abi: malformed ServersInput: servers[0].name (at byte 120): reference past end of input"},
+		{"malformed field, read by the policy", abi.HookServers, badName, abi.ErrBounds, fmt.Sprintf("abi: malformed ServersInput: servers[0].name (at byte %d): reference past end of input", slot)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,22 +9,10 @@ import (
 
 // Relayout re-encodes flat inputs with another, equally valid layout, to
 // check that readers follow the layout rules of docs/abi.md §6 rather than
-// the exact bytes the host writes. It is written from the document (the
-// schema below), independently of package abi's writer.
-
-// Record type ids: the index of each type's stride in the header.
-const (
-	TypeServersInput = iota
-	TypeCredentialsInput
-	TypeToolCallInput
-	TypeThread
-	TypeRoot
-	TypeEnvironment
-	TypeServer
-	TypeCredential
-	TypeRequirement
-	NumTypes
-)
+// the exact bytes the host writes. It is written from the document's
+// rules, independently of package abi's writer; its record types and
+// Schema (schema_gen.go) are generated from the ABI's schema, as the slot
+// tables of the document are.
 
 // Slot kinds.
 const (
@@ -45,19 +33,6 @@ var (
 
 func list(elem int) slotDesc { return slotDesc{slotList, elem} }
 func msg(elem int) slotDesc  { return slotDesc{slotMessage, elem} }
-
-// Schema lists the slots of each record type, in order (docs/abi.md §6).
-var Schema = [NumTypes][]slotDesc{
-	TypeServersInput:     {msg(TypeThread), list(TypeEnvironment), list(TypeServer), flags, list(TypeRequirement)},
-	TypeCredentialsInput: {msg(TypeThread), msg(TypeServer), str, msg(TypeEnvironment)},
-	TypeToolCallInput:    {msg(TypeThread), str, str, str, str, str},
-	TypeThread:           {str, str, list(TypeRoot)},
-	TypeRoot:             {str, str, str, str},
-	TypeEnvironment:      {str, flags},
-	TypeServer:           {str, str, str, str, str, str, strl, str, list(TypeCredential), flags, strl, strl, str},
-	TypeCredential:       {str, str, str, str, str},
-	TypeRequirement:      {str, str, str},
-}
 
 // RootType returns the record type of hook h's input.
 func RootType(h abi.Hook) int {

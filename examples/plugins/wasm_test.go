@@ -9,6 +9,7 @@ package policies_test
 import (
 	"context"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -301,7 +302,7 @@ func TestHooksInWasm(t *testing.T) {
 			if err := out.Unmarshal(b); err != nil {
 				t.Fatal(err)
 			}
-			if out.Error != "abi: malformed ServersInput: servers[0].url_host (at byte 216): reference past end of input" || len(out.Decisions) != 0 {
+			if out.Error != fmt.Sprintf("abi: malformed ServersInput: servers[0].url_host (at byte %d): reference past end of input", badURLHostSlot()) || len(out.Decisions) != 0 {
 				t.Fatalf("output = %+v", out)
 			}
 		}},
@@ -363,9 +364,15 @@ func BenchmarkWasmServers20(b *testing.B) {
 // past the end: only a policy that reads it finds out.
 func badURLHost() []byte {
 	b := (&abi.ServersInput{Servers: []abi.Server{{Name: "a", Transport: "http", URL: "https://x.example.com/"}}}).AppendTo(nil)
-	server := int(binary.LittleEndian.Uint32(b[56+16:]))  // the servers list (root record at 56, slot 2)
-	binary.LittleEndian.PutUint32(b[server+96+4:], 1<<20) // url_host (slot 12): length 1 MiB
+	binary.LittleEndian.PutUint32(b[badURLHostSlot()+4:], 1<<20) // url_host: length 1 MiB
 	return b
+}
+
+// badURLHostSlot is where badURLHost's first server's url_host slot is: its record, found
+// through the root's servers slot (root record at 56, slot 2), plus the slot's offset.
+func badURLHostSlot() int {
+	b := (&abi.ServersInput{Servers: []abi.Server{{Name: "a", Transport: "http", URL: "https://x.example.com/"}}}).AppendTo(nil)
+	return int(binary.LittleEndian.Uint32(b[56+16:])) + 96 // url_host is slot 12
 }
 
 // TestWasmCodecMatchesNative parses inputs (valid, relaid out, from the abi

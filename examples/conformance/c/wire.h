@@ -74,37 +74,9 @@ enum { H_MAGIC = 0, H_VERSION = 4, H_KIND = 8, H_ROOT = 12, H_NTYPES = 16, H_STR
 /* Message kinds: the hook bits. */
 enum { KIND_SERVERS = 1, KIND_CREDENTIALS = 2, KIND_TOOL_CALL = 4 };
 
-/* Record types: indexes into the stride table. */
-enum {
-	T_SERVERS_INPUT,
-	T_CREDENTIALS_INPUT,
-	T_TOOL_CALL_INPUT,
-	T_THREAD,
-	T_ROOT,
-	T_ENVIRONMENT,
-	T_SERVER,
-	T_CREDENTIAL,
-	T_REQUIREMENT,
-	NTYPES
-};
-
-/* Slot numbers (slot k is at byte 8k of its record). */
-enum { SI_THREAD, SI_ENVIRONMENTS, SI_SERVERS, SI_FLAGS, SI_REQUIREMENTS };           /* ServersInput */
-enum { CI_THREAD, CI_SERVER, CI_ROUTE, CI_ENVIRONMENT };                             /* CredentialsInput */
-enum { TC_THREAD, TC_SERVER, TC_PLUGIN_ID, TC_TOOL, TC_ARGUMENTS, TC_CALLER };       /* ToolCallInput */
-enum { TH_ID, TH_KIND, TH_ROOTS };                                                   /* Thread */
-enum { RT_ID, RT_LOCATION, RT_ENVIRONMENT_ID, RT_PATH };                             /* Root */
-enum { ENV_ID, ENV_FLAGS };                                                          /* Environment */
-enum {                                                                               /* Server */
-	SV_NAME, SV_ORIGIN, SV_PLUGIN_ID, SV_TRANSPORT, SV_URL, SV_COMMAND, SV_ARGS, SV_ENVIRONMENT,
-	SV_CREDENTIALS, SV_FLAGS, SV_ENABLED_TOOLS, SV_DISABLED_TOOLS, SV_URL_HOST
-};
-enum { CR_KIND, CR_NAME, CR_ENV_VAR, CR_OWNER, CR_RESOLVES_AT };                     /* Credential */
-enum { RQ_NAME, RQ_URL, RQ_COMMAND };                                                /* Requirement */
-
-/* Server flags slot: u32 bits, then the transport kind. */
-enum { SV_FLAG_ENABLED = 1, SV_FLAG_REQUIRED = 2 };
-enum { TRANSPORT_OTHER = 0, TRANSPORT_STDIO = 1, TRANSPORT_HTTP = 2 };
+/* Record types, slot numbers, flag bits and transport kinds: generated from
+ * the ABI schema (abi/internal/abigen). */
+#include "wire_gen.h"
 
 /* ---------------------------------------------------- reading: the reader */
 
