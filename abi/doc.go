@@ -78,16 +78,14 @@
 // warden's interrupt checks, measured with wazero v1.12 and Go 1.26
 // (docs/RATIONALE.md has the numbers):
 //
-//   - Until issue #3's last round the host used wazero's
-//     WithCloseOnContextDone, which puts at every wasm loop header an exit
-//     to a Go trampoline (≈25 ns). The Go wasm backend turns every call of
-//     a function with branches, every taken backward branch and every loop
-//     iteration into a jump to a loop header, so the guest's cost was the
-//     number of those, and this package and the SDK were written
-//     branch-free and loop-free where it mattered. The host now rewrites
-//     each module at load so that a check is a few instructions (a budget
-//     decrement and a test), and those rules matter far less; the code
-//     keeps them because they cost nothing natively.
+//   - The Go wasm backend turns every call of a function with branches,
+//     every taken backward branch and every loop iteration into a jump to a
+//     loop header, and the host puts an interrupt check at every loop header
+//     (a budget decrement and a test, added when it loads the module). The
+//     code is branch-free and loop-free where it matters, which keeps those
+//     checks few and costs nothing natively. (docs/RATIONALE.md tells why
+//     the host checks this way rather than with wazero's
+//     WithCloseOnContextDone, whose check is an exit to Go.)
 //   - What still costs in the guest: a non-inlined call (the Go wasm
 //     calling convention passes arguments on a stack in linear memory, and
 //     every memory access is bounds-checked) ≈5–10 ns; a copy (a call to
