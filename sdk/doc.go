@@ -111,9 +111,8 @@
 //   - a hook call checks the input's header in straight-line code, reads
 //     nothing else ahead, and resets the output by setting a length;
 //   - it recovers a handler's panic with a single deferred call per hook
-//     call (≈60 ns in the guest before the host pinned the stack pointer,
-//     unmeasurable since), and the input, the parsed views and the
-//     output are fields of one Policy value;
+//     call, and the input, the parsed views and the output are fields of
+//     one Policy value;
 //   - a short decision (name and reason below 128 bytes, a reason of at most
 //     three parts) is written by a fast path: six stores of a gathered
 //     output (docs/abi.md §7.1), which refers to the name and the reason's
@@ -131,10 +130,8 @@
 //     around it; TestViewsInlineThroughSDK checks it).
 //
 // Measured (BenchmarkServersHook in host/policy, 20 servers, through the
-// host, interrupts on): allow-hosts ≈1.04 µs per call (4.5–4.7× its
-// native build), of which ≈0.18 µs is the host's own cost per call. (The
-// host's load-time rewrite of Go's code matters as much as the SDK's
-// shape: see pin.go in host/policy/internal/interrupt.)
+// host, interrupts on): allow-hosts ≈1.05 µs per call, of which ≈0.18 µs is
+// the host's own cost per call (docs/performance.md has the current numbers).
 //
 // # Helpers
 //

@@ -143,16 +143,6 @@ type walker struct {
 	decls    uint32
 	declsEnd int
 	saved    bool
-
-	// Of the body last parsed, for pin: the body offset of its first
-	// instruction, its local count, and whether local 1 is its first
-	// declared local and an i32.
-	codeStart int
-	locals    uint64
-	local1I32 bool
-	data      []byte // the code of the data sites
-	dataSites int    // how many there are
-	pinner    pinner // pin's state, reused
 }
 
 // noLocal in site.local: the function has no $saved local.
@@ -162,15 +152,13 @@ const noLocal = 1<<32 - 1
 type siteKind uint8
 
 const (
-	siteCheck     siteKind = iota // the budget check, charging cost bytes
-	siteCharge                    // call $charge
-	siteEnter                     // the $saved local, the depth increment and its check, the wrapper block
-	siteReturn                    // $depth = $saved, before return and the tail calls
-	siteRestore                   // $depth = $saved + weight, where a caught exception may land
-	siteLeave                     // the wrapper block's end, then $depth = $saved
-	siteBranch                    // a br to a dispatch loop replaced by a br to its target (thread.go)
-	siteData                      // code from walker.data replacing skip bytes (pin.go), after other sites at its offset
-	siteDataFirst                 // the same, before other sites at its offset
+	siteCheck   siteKind = iota // the budget check, charging cost bytes
+	siteCharge                  // call $charge
+	siteEnter                   // the $saved local, the depth increment and its check, the wrapper block
+	siteReturn                  // $depth = $saved, before return and the tail calls
+	siteRestore                 // $depth = $saved + weight, where a caught exception may land
+	siteLeave                   // the wrapper block's end, then $depth = $saved
+	siteBranch                  // a br to a dispatch loop replaced by a br to its target (thread.go)
 )
 
 // site is one place where code is inserted: before the instruction at
@@ -178,9 +166,9 @@ const (
 type site struct {
 	pos   int
 	kind  siteKind
-	cost  int32  // siteCheck: the bytes charged; the depth sites: the function's frame weight; siteBranch: the new label; the data sites: the code's offset in walker.data
-	skip  int32  // siteBranch, the data sites: the length of the input they replace
-	local uint32 // the depth sites: the index of $saved, or noLocal; the data sites: the code's length
+	cost  int32  // siteCheck: the bytes charged; the depth sites: the function's frame weight; siteBranch: the new label
+	skip  int32  // siteBranch: the length of the input it replaces
+	local uint32 // the depth sites: the index of $saved, or noLocal
 }
 
 // fnInfo is what body needs of a function's type: its parameter count
@@ -188,7 +176,6 @@ type site struct {
 type fnInfo struct {
 	params uint32
 	bt     []byte
-	goCall bool // its type is (i32) -> (i32)
 }
 
 // frame is an open block, loop, if or try_table: for a loop whose check
@@ -306,7 +293,6 @@ func (w *walker) walk(b []byte, base int, fn fnInfo) (int, string) {
 		return 0, lebMessage(st, "local declaration count")
 	}
 	w.decls, w.declsEnd = nDecls, base+pc
-	w.local1I32 = fn.params == 1 && nDecls > 0 && pc+1 < len(b) && b[pc] != 0 && b[pc] < 0x80 && b[pc+1] == 0x7f
 	var locals uint64
 	for i := uint32(0); i < nDecls; i++ {
 		at := pc
@@ -332,7 +318,6 @@ func (w *walker) walk(b []byte, base int, fn fnInfo) (int, string) {
 	if !w.saved {
 		local = noLocal
 	}
-	w.codeStart, w.locals = pc, locals
 	weight := frameWeight(fn.params, locals, len(b))
 	depthSite := func(kind siteKind, pos int) {
 		w.sites = append(w.sites, site{pos: pos, kind: kind, cost: weight, local: local})

@@ -10,11 +10,12 @@
 // WithCloseOnContextDone(true), makes the compiler emit, at every function
 // entry and loop header, an exit from native code to a Go trampoline that
 // checks the context (≈25 ns each). A Go guest crosses hundreds of loop
-// headers in a single hook call, so that made every call several times
+// headers in a single hook call, so that makes every call several times
 // slower (BenchmarkGuestCall: 2–4× on the conformance guests). The check
 // this package inserts instead is a subtraction from a global and a branch
 // that is almost never taken, and wazero runs with
-// WithCloseOnContextDone(false).
+// WithCloseOnContextDone(false). docs/RATIONALE.md says when this package
+// should give way to a check of wazero's own.
 //
 // # What Instrument adds
 //
@@ -95,8 +96,8 @@
 //
 // wazero keeps the guest's call stack outside its linear memory and grows
 // it with Go allocations (doubling and copying) up to a ceiling of tens of
-// megabytes: a recursing guest made the host allocate ≈160 MB per call,
-// whatever the module's memory limit. So every function also adds its
+// megabytes: without a bound, a recursing guest makes the host allocate
+// ≈160 MB per call, whatever the module's memory limit. So every function also adds its
 // frame weight W — an estimate of its frame on wazero's stack: 32 bytes,
 // 8 per parameter and local, and an eighth of its body size, capped at
 // 2^20 — to $depth for the duration of the call, and traps when $depth
@@ -137,9 +138,9 @@
 // (it already is that value when no exception was caught). The host reads
 // $depth after a trap to tell this one from others. The bound is an
 // estimate, not a byte count of wazero's stack: measured, a recursing
-// guest now makes the host allocate ≈20 MB in all before it traps. (A
-// call of a function in the if above, instead of unreachable, made wazero
-// compile the function's loops slower.)
+// guest makes the host allocate ≈20 MB in all before it traps. (The if
+// traps with unreachable rather than calling a function: a call there
+// makes wazero compile the function's loops slower.)
 //
 // All of it is stack-neutral and valid anywhere an instruction is,
 // including in unreachable code and in loops that take parameters. To
@@ -155,7 +156,7 @@
 // Go's wasm backend compiles a function with branches or calls into a loop
 // over a chain of blocks with a br_table on a local (its resumption
 // point), and every jump into `i32.const K; local.set $pc; br $loop`, so
-// each jump went through the loop's header, its check and the br_table's
+// each jump goes through the loop's header, its check and the br_table's
 // indirect jump. Where the block the br_table picks for K still encloses
 // the br — a forward jump — Instrument makes the br name that block,
 // which lands on the same instruction (thread.go has the exact pattern).
@@ -164,26 +165,6 @@
 // less time. The rewrite changes a label only: the output without the
 // inserted code is the input with those labels changed (TestStructure
 // checks it against an independent reading of wasm-objdump's text).
-//
-// # Pinning the stack pointer
-//
-// wazero checks each memory access against the memory's length unless it
-// knows the same base value was checked with an offset at least as high.
-// Go's wasm code reaches most memory through its stack pointer (local 1),
-// which it redefines around every call, and reloads every spilled pointer
-// at each use, so nearly every access was checked: a third of a policy
-// call. For functions in the exact shape Go emits, Instrument also keeps
-// local 1 constant through the dispatch loop, folds `SP + K` addresses
-// into load and store offsets, keeps reloaded pointers and wrapped
-// register addresses in locals over straight-line code, and starts each
-// segment with one probe load that checks the highest offset the function
-// reaches: allow-hosts' servers hook takes 13% less time (1.19 → 1.03 µs). For code that follows Go's calling convention
-// the result is exact; for any other code the rewrite can only add traps.
-// pin.go has the details, the wazero quirks it works around, and the
-// equivalence argument; TestPin checks it on hand-written functions
-// (testdata/pin.wat), including a stack that moves across a call, and the
-// Go guests' tests on real ones. The code it adds is charged to the
-// function's checks, so the bounds below hold unchanged.
 //
 // # Why a budget, and why trips to Go
 //
@@ -237,8 +218,7 @@
 //     br_table, br_on_null, br_on_non_null, a try_table catch), and a branch
 //     to a loop goes to the start of the loop's body, where a check is (a
 //     threaded branch is a forward one: it skips a check only where no
-//     code repeats; pin's one added branch, the resumption after a stack
-//     that moved, goes to the dispatch loop's label);
+//     code repeats);
 //   - every call — call, call_indirect, call_ref, their return_call tail-call
 //     forms, a call from the host, the start function — enters a function
 //     body, which begins with a check, or with a prologue that cannot

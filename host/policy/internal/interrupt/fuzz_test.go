@@ -22,7 +22,7 @@ func FuzzInstrument(f *testing.F) {
 	for _, path := range []string{
 		"testdata/features.wat", "testdata/runaway.wat", "testdata/tailcall.wat",
 		"testdata/atomics.wat", "testdata/imports.wat", "testdata/env.wat",
-		"testdata/tight.wat", "testdata/dispatch.wat", "testdata/pin.wat",
+		"testdata/tight.wat", "testdata/dispatch.wat",
 	} {
 		f.Add(testbuild.WAT(f, path))
 	}

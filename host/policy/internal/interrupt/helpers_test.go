@@ -53,17 +53,6 @@ func mustInstrument(t testing.TB, wasm []byte) []byte {
 	return out
 }
 
-// mustInstrumentNoPin is mustInstrument without pin (pin.go): the
-// structure tests model the rest of the rewrite.
-func mustInstrumentNoPin(t testing.TB, wasm []byte) []byte {
-	t.Helper()
-	out, err := instrument(wasm, testExport, false)
-	if err != nil {
-		t.Fatalf("Instrument: %v", err)
-	}
-	return out
-}
-
 // ---- hand-made modules ----------------------------------------------------
 
 // leb is the minimal unsigned LEB128 encoding of v.

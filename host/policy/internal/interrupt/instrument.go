@@ -172,12 +172,6 @@ func (v *vecSection) appendTo(out []byte) ([]byte, error) {
 // Instrument does not validate the module otherwise: compile the result
 // with wazero, which does.
 func Instrument(wasm []byte, export string) ([]byte, error) {
-	return instrument(wasm, export, true)
-}
-
-// instrument is Instrument, with pin (pin.go) on or off (the structure
-// tests model the module without it).
-func instrument(wasm []byte, export string, pin bool) ([]byte, error) {
 	if !utf8.ValidString(export) {
 		return nil, errors.New("interrupt: export name is not valid UTF-8")
 	}
@@ -300,7 +294,7 @@ func instrument(wasm []byte, export string, pin bool) ([]byte, error) {
 		case 0:
 			return fnInfo{params: ft.params, bt: []byte{0x40}}
 		case 1:
-			return fnInfo{params: ft.params, bt: ft.results, goCall: ft.goCall}
+			return fnInfo{params: ft.params, bt: ft.results}
 		}
 		idx, ok := multi[string(ft.results)]
 		if !ok { // a type () -> results for the wrapper block
@@ -327,9 +321,10 @@ func instrument(wasm []byte, export string, pin bool) ([]byte, error) {
 			return nil, fmt.Errorf("interrupt: code section at offset %#x: %s", s.body, lebMessage(st, "function count"))
 		}
 		bodies = make([]fnBody, 0, n) // n ≤ the section's size: checked above
-		// A guess: a site per function and per loop; with pin, one per 12
-		// bytes of code or so (every end, else, call, SP access).
-		w.sites = make([]site, 0, int(n)+int(n)/2+(s.end-s.body)/12)
+		// A guess: three sites per function (its entry, its check, its
+		// end) and one per loop or threaded branch, one per 64 bytes of
+		// code or so.
+		w.sites = make([]site, 0, 3*int(n)+(s.end-s.body)/64)
 		for i := uint32(0); i < n; i++ {
 			fn := uint64(imported.funcs) + uint64(i)
 			size, start, st := readU32(lim, pos)
@@ -351,9 +346,6 @@ func instrument(wasm []byte, export string, pin bool) ([]byte, error) {
 				return nil, errors.New(msg)
 			}
 			bodies[len(bodies)-1].decls, bodies[len(bodies)-1].declsEnd, bodies[len(bodies)-1].saved = w.decls, w.declsEnd, w.saved
-			if pin && fi.goCall && !w.saved && w.local1I32 {
-				bodies[len(bodies)-1].pinned = w.pinBody(wasm[start:end], start, bodies[len(bodies)-1].sites)
-			}
 			pos = end
 		}
 		if pos != s.end {
@@ -415,8 +407,7 @@ func instrument(wasm []byte, export string, pin bool) ([]byte, error) {
 	}
 
 	ins := newInserts(flag, budget, depth, yieldTable, slow, charge)
-	ins.data = w.data
-	grow := (len(w.sites)-w.dataSites)*ins.maxSite() + len(w.data) + len(ins.slowBody) + len(ins.chargeBody) + 16*len(bodies) + len(export) + 64
+	grow := len(w.sites)*ins.maxSite() + len(ins.slowBody) + len(ins.chargeBody) + 16*len(bodies) + len(export) + 64
 	out := make([]byte, 0, len(wasm)+grow)
 	out = append(out, wasm[:8]...)
 	emitMissing := func(after int) (err error) {
@@ -523,7 +514,6 @@ type inserts struct {
 	slowBody   []byte // $slow's body, size included
 	chargeBody []byte // $charge's body, size included
 	depth      uint32 // $depth
-	data       []byte // the code of the data sites (walker.data)
 }
 
 // newInserts builds the inserted code:
@@ -671,8 +661,6 @@ func (c *inserts) appendSite(out []byte, s site) []byte {
 		return c.appendLeave(out, s)
 	case siteBranch:
 		return appendU32(append(out, 0x0c), uint32(s.cost))
-	case siteData, siteDataFirst:
-		return append(out, c.data[s.cost:int64(s.cost)+int64(s.local)]...)
 	case siteRestore:
 		out = append(out, 0x20)
 		out = appendU32(out, s.local)
@@ -713,9 +701,6 @@ func b2i(b bool) int {
 
 // size is the length of the code inserted at s.
 func (c *inserts) size(s site) int {
-	if s.kind == siteData || s.kind == siteDataFirst {
-		return int(s.local)
-	}
 	var buf [64]byte
 	return len(c.appendSite(buf[:0], s))
 }
@@ -739,7 +724,7 @@ func appendCode(out, wasm []byte, bodies []fnBody, sites []site, ins *inserts, i
 		b := &bodies[j]
 		// With $saved, the local declaration count gets one more
 		// (siteEnter's group).
-		n := uint64(sizeU32(b.decls+uint32(b2i(b.saved)+b2i(b.pinned)))) + uint64(b.end-b.declsEnd)
+		n := uint64(sizeU32(b.decls+uint32(b2i(b.saved)))) + uint64(b.end-b.declsEnd)
 		for _, st := range sites[b.sites:nextSite(j, bodies, sites)] {
 			n += uint64(ins.size(st)) - uint64(st.skip)
 			if st.kind == siteEnter {
@@ -760,7 +745,7 @@ func appendCode(out, wasm []byte, bodies []fnBody, sites []site, ins *inserts, i
 	out = appendU32(out, uint32(len(bodies)+2)) // below 2^32 - 2: checked with the function count
 	for j, b := range bodies {
 		out = appendU32(out, b.size)
-		out = appendU32(out, b.decls+uint32(b2i(b.saved)+b2i(b.pinned)))
+		out = appendU32(out, b.decls+uint32(b2i(b.saved)))
 		from := b.declsEnd
 		for _, st := range sites[b.sites:nextSite(j, bodies, sites)] {
 			out = append(out, wasm[from:st.pos]...)
@@ -785,7 +770,6 @@ type fnBody struct {
 	decls             uint32 // its local declaration count
 	declsEnd          int    // the module offset right after that count
 	saved             bool   // it gets the $saved local: one more declaration
-	pinned            bool   // pin rewrote it: one more declaration ($e)
 	bt                []byte // the block type of the wrapper around its code
 }
 
@@ -998,7 +982,6 @@ type typeInfo struct {
 	params  uint32
 	nres    uint32
 	results []byte
-	goCall  bool // (i32) -> (i32): the type of every function Go's wasm backend emits
 }
 
 // scanTypes reads the type section into v (its count and entries) and
@@ -1042,12 +1025,11 @@ func scanTypes(wasm []byte, s section, v *vecSection) (types []typeInfo, voidTyp
 		if c.err != nil {
 			break
 		}
-		ft.goCall = bytes.Equal(sig[0], []byte{0x7f}) && bytes.Equal(sig[1], []byte{0x7f})
 		types = append(types, ft)
 		switch {
 		case voidType < 0 && len(sig[0]) == 0 && sig[0] != nil && len(sig[1]) == 0 && sig[1] != nil:
 			voidType = int64(i)
-		case i32Type < 0 && ft.goCall:
+		case i32Type < 0 && bytes.Equal(sig[0], []byte{0x7f}) && bytes.Equal(sig[1], []byte{0x7f}):
 			i32Type = int64(i)
 		}
 	}

@@ -121,28 +121,6 @@ func readS33(b []byte, i int) (int64, int, int) {
 	return 0, i, lebTooLong
 }
 
-// readLEB64 decodes a LEB128 number of at most 10 bytes, sign-extended
-// when signed (an i64.const) or not (a memarg offset), as pin reads them
-// from a body that has already been checked.
-func readLEB64(b []byte, i int, signed bool) (uint64, int, int) {
-	var v uint64
-	for n := 0; n < 10; n++ {
-		if i >= len(b) {
-			return 0, i, lebTruncated
-		}
-		c := b[i]
-		i++
-		v |= uint64(c&0x7f) << (7 * n)
-		if c < 0x80 {
-			if shift := 7 * (n + 1); signed && shift < 64 && c&0x40 != 0 {
-				v |= ^uint64(0) << shift
-			}
-			return v, i, lebOK
-		}
-	}
-	return 0, i, lebTooLong
-}
-
 // appendU32 appends the minimal unsigned LEB128 encoding of v.
 func appendU32(dst []byte, v uint32) []byte {
 	for v >= 0x80 {

@@ -151,7 +151,7 @@ func TestStructure(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			in := tt.wasm(t)
-			out := mustInstrumentNoPin(t, in)
+			out := mustInstrument(t, in)
 			checkSections(t, in, out)
 			st := checkStructure(t, in, out)
 			t.Logf("%d bytes in, %d bytes out, %d checks (%d entry checks elided), %d bulk operations charged, %d branches threaded",

@@ -38,7 +38,7 @@ func TestThreadingRandom(t *testing.T) {
 		wasm := testbuild.WAT(t, path)
 		t.Run(fmt.Sprint(m), func(t *testing.T) {
 			equivalence(t, wasm, api.CoreFeaturesV2)
-			threaded += checkStructure(t, wasm, mustInstrumentNoPin(t, wasm)).threaded
+			threaded += checkStructure(t, wasm, mustInstrument(t, wasm)).threaded
 		})
 	}
 	t.Logf("%d branches threaded", threaded)
