@@ -208,6 +208,8 @@ type Runtime struct {
 	// compileSlots holds a token per running compilation
 	// (Config.MaxConcurrentCompiles).
 	compileSlots chan struct{}
+	// compiling counts the compile goroutines; Close waits for them.
+	compiling sync.WaitGroup
 
 	mu       sync.Mutex
 	compiled map[[32]byte]*compiledEntry
@@ -335,6 +337,10 @@ func (r *Runtime) Close(ctx context.Context) error {
 		errs = append(errs, m.Close(ctx))
 	}
 	r.watchdog.interruptAll()
+	// A compilation whose loads gave up (its budget, their ctx) still runs on wazero's
+	// runtime: closing that under it crashes wazero. Compilations are bounded by the
+	// module limits, so this wait is too.
+	r.compiling.Wait()
 	errs = append(errs, r.closeWazero(ctx))
 	return errors.Join(errs...)
 }
@@ -402,10 +408,21 @@ func (r *Runtime) acquireCompiled(ctx context.Context, digest [32]byte, wasm []b
 			return nil, err
 		}
 		r.mu.Lock()
+		if r.closed {
+			// Close has begun (and may be waiting for compilations): none starts now.
+			r.mu.Unlock()
+			<-r.compileSlots
+			e.err = ErrClosed
+			close(e.ready)
+			r.releaseCompiled(ctx, digest)
+			return nil, ErrClosed
+		}
 		e.refs++ // the compiling goroutine's
+		r.compiling.Add(1)
 		r.mu.Unlock()
 		cctx := context.WithoutCancel(ctx)
 		go func() {
+			defer r.compiling.Done()
 			e.cm, e.err = r.compile(cctx, wasm)
 			close(e.ready)
 			r.releaseCompiled(cctx, digest)
