@@ -1,8 +1,11 @@
 // Package host is the embeddable warden host: it wires the configuration (host/config),
 // the watched capability roots (host/roots), the WebAssembly policy runtime (host/policy)
 // and the decision engine (host/decision), the shared MCP connections (host/mcpconn) and
-// the threads (host/thread). The JSON-RPC API, the MCP front door and the CLI sit on top of
-// a Host.
+// the threads (host/thread), and holds nothing but that wiring: the policy module cache is
+// policy.Cache, the host API's adapter over the threads is package host/api/threads (whose
+// Layer is the seam the MCP front door consumes too), and the executor clients are dialled
+// by package host/executor/client. The JSON-RPC API, the MCP front door and the CLI sit on
+// top of a Host.
 //
 //	h, err := host.New(ctx, host.Options{
 //		Home:   home,                    // "" means $WARDEN_HOME or ~/.warden

@@ -13,6 +13,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/warden-mcp/warden/host/api"
+	"github.com/warden-mcp/warden/host/api/threads"
 	"github.com/warden-mcp/warden/host/config"
 	"github.com/warden-mcp/warden/host/decision"
 	"github.com/warden-mcp/warden/host/mcpconn"
@@ -64,7 +66,7 @@ type Host struct {
 
 	logFile *os.File // the decision log, when the host opened it
 	rt      *policy.Runtime
-	loader  *policyLoader
+	loader  *policy.Cache
 	engine  *decision.Engine
 	conns   *mcpconn.Manager
 	threads *thread.Manager
@@ -150,7 +152,7 @@ func (h *Host) provision(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("warden host: policy runtime: %w", err)
 	}
-	h.loader = newPolicyLoader(h.rt, h.log.Named("policy"))
+	h.loader = policy.NewCache(h.rt, h.log.Named("policy"))
 
 	dirs := h.pluginDirs(home)
 	w, err := roots.NewWatcher(dirs, roots.WatcherOptions{Logger: h.log.Named("roots")})
@@ -166,7 +168,7 @@ func (h *Host) provision(ctx context.Context, o Options) (err error) {
 		Snapshot:   &thread.Snapshot{Home: home, Roots: w.Current(), ConfigErr: cfgErr},
 		Load:       h.loadSnapshot,
 		OnSnapshot: h.adopted,
-		Policies:   h.loader,
+		Policies:   policyLoader{h.loader},
 		Executors:  o.Executors,
 		LookupEnv:  o.LookupEnv,
 		Logger:     h.log.Named("thread"),
@@ -251,6 +253,23 @@ func (h *Host) adopted(snap *thread.Snapshot) {
 	h.log.Info("watching new plugins dirs", "dirs", dirs)
 }
 
+// policyLoader is the thread layer's PolicyLoader over the host's policy module cache.
+type policyLoader struct{ c *policy.Cache }
+
+func (l policyLoader) Load(ctx context.Context, cfg *config.Config, rs []*roots.Root) thread.Policies {
+	s := l.c.Load(ctx, cfg, rs)
+	return thread.Policies{Operator: enginePolicies(s.Operator), Plugins: enginePolicies(s.Plugins)}
+}
+
+// enginePolicies converts loaded policies to the engine's interface (nil stays nil).
+func enginePolicies(ps []policy.Loaded) []decision.Policy {
+	out := make([]decision.Policy, len(ps))
+	for i, p := range ps {
+		out[i] = p
+	}
+	return out
+}
+
 // startWatchLocked runs w and feeds its snapshots to the thread manager (h.watchMu held).
 func (h *Host) startWatchLocked(dirs []string, w *roots.Watcher) {
 	h.watchGen++
@@ -304,12 +323,11 @@ func (h *Host) Close() error {
 		if h.execs != nil {
 			h.execs.close()
 		}
-		ctx := context.Background()
 		if h.loader != nil {
-			h.loader.close(ctx)
+			h.loader.Close()
 		}
 		if h.rt != nil {
-			errs = append(errs, h.rt.Close(ctx))
+			errs = append(errs, h.rt.Close(context.Background()))
 		}
 		if h.logFile != nil {
 			errs = append(errs, h.logFile.Close())
@@ -345,3 +363,22 @@ func (h *Host) Engine() *decision.Engine { return h.engine }
 
 // Conns is the shared MCP connection manager.
 func (h *Host) Conns() *mcpconn.Manager { return h.conns }
+
+// BackendOptions configures NewBackend (Logger nil: the host's logger, named "backend").
+type BackendOptions = threads.Options
+
+// Backend is the host API backend over the host's threads (NewBackend with the zero
+// BackendOptions).
+//
+//	srv := api.New(h.Backend(), api.Options{Logger: log})
+//	err := srv.ServeStdio(ctx, os.Stdin, os.Stdout)
+func (h *Host) Backend() api.Backend { return h.NewBackend(BackendOptions{}) }
+
+// NewBackend returns the host API backend over the host's threads (threads.NewBackend); it
+// is valid until the Host is closed.
+func (h *Host) NewBackend(o BackendOptions) api.Backend {
+	if o.Logger == nil {
+		o.Logger = h.log.Named("backend")
+	}
+	return threads.NewBackend(h.threads, o)
+}

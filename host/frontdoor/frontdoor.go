@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/warden-mcp/warden/host/api/threads"
 	"github.com/warden-mcp/warden/host/thread"
 )
 
@@ -68,7 +69,7 @@ type Options struct {
 // Concurrency: every method is safe for concurrent use. Close ends every session and waits
 // for every goroutine the FrontDoor started.
 type FrontDoor struct {
-	mgr            *thread.Manager
+	mgr            threads.Layer
 	log            hclog.Logger
 	version        string
 	startupWait    time.Duration
@@ -86,9 +87,10 @@ type FrontDoor struct {
 	closed  bool
 }
 
-// New returns a FrontDoor for the threads of mgr. It subscribes to mgr's events (to keep
-// tool lists current) until Close.
-func New(mgr *thread.Manager, o Options) *FrontDoor {
+// New returns a FrontDoor for the threads of mgr (a *thread.Manager: the same seam the host
+// API's backend consumes). It subscribes to mgr's events (to keep tool lists current) until
+// Close.
+func New(mgr threads.Layer, o Options) *FrontDoor {
 	log := o.Logger
 	if log == nil {
 		log = hclog.NewNullLogger()

@@ -1,4 +1,4 @@
-package host_test
+package threads_test
 
 import (
 	"bufio"
@@ -21,6 +21,7 @@ import (
 	"github.com/warden-mcp/warden/examples/mcpserver/mcpservertest"
 	"github.com/warden-mcp/warden/host"
 	"github.com/warden-mcp/warden/host/api"
+	"github.com/warden-mcp/warden/host/api/threads"
 	"github.com/warden-mcp/warden/host/protocol"
 	"github.com/warden-mcp/warden/host/thread"
 )
@@ -218,7 +219,7 @@ func newAPIFixture(t *testing.T) *apiFixture {
 	writeFile(t, filepath.Join(f.root, ".mcp.json"), fmt.Sprintf(`{"mcpServers":{"guarded":{"command":%q}}}`, exampleBin))
 	writeFile(t, filepath.Join(f.root, "policy.wasm"), string(guardWasm(t)))
 	f.h, _ = newHost(t, f.home, host.Options{PolicyCacheDir: "-"})
-	f.c = dialAPI(t, f.h.NewBackend(host.BackendOptions{Version: "9.9.9-test"}))
+	f.c = dialAPI(t, threads.NewBackend(f.h.Threads(), threads.Options{Version: "9.9.9-test"}))
 	return f
 }
 
@@ -420,37 +421,65 @@ func TestBackendOverAPI(t *testing.T) {
 }
 
 // Subscribe forwards events until cancel; after cancel returns nothing more is delivered.
+// A second subscription that stays open marks how far delivery has got: the thread layer
+// delivers each event to every subscriber before the next, so once it has seen an event
+// that follows a second thread's ready notification, that thread's every notification has
+// been offered to the cancelled subscription too.
 func TestBackendSubscribeCancel(t *testing.T) {
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, "config.toml"), stdioServer("one", ""))
 	h, _ := newHost(t, home, host.Options{})
-	b := h.Backend()
+	b := threads.NewBackend(h.Threads(), threads.Options{})
 	var mu sync.Mutex
-	var got []string
+	var got, all []string
 	cancel := b.Subscribe(func(method string, params any) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, method+" "+mustJSON(t, params))
 	})
-	th := start(t, h, thread.StartParams{})
-	eventually(t, 20*time.Second, "the ready notification", func() bool {
+	cancelAll := b.Subscribe(func(method string, params any) {
 		mu.Lock()
 		defer mu.Unlock()
-		return slices.ContainsFunc(got, func(s string) bool {
-			return strings.Contains(s, protocol.NotifyMcpServerStartupStatusUpdated) && strings.Contains(s, th.ID()) && strings.Contains(s, `"status":"ready"`)
-		})
+		all = append(all, method+" "+mustJSON(t, params))
 	})
+	defer cancelAll()
+	seen := func(in *[]string, th *thread.Thread, status string) func() bool {
+		return func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return slices.ContainsFunc(*in, func(s string) bool {
+				return strings.Contains(s, protocol.NotifyMcpServerStartupStatusUpdated) && strings.Contains(s, th.ID()) &&
+					(status == "" || strings.Contains(s, `"status":"`+status+`"`))
+			})
+		}
+	}
+	th := start(t, h, thread.StartParams{})
+	eventually(t, 20*time.Second, "the ready notification", seen(&got, th, "ready"))
 	cancel()
 	cancel() // idempotent
 	mu.Lock()
 	n := len(got)
 	mu.Unlock()
-	_ = start(t, h, thread.StartParams{})
-	time.Sleep(200 * time.Millisecond)
+	second := start(t, h, thread.StartParams{})
+	eventually(t, 20*time.Second, "the second thread's ready notification", seen(&all, second, "ready"))
+	third := start(t, h, thread.StartParams{})
+	eventually(t, 20*time.Second, "a notification of a third thread", seen(&all, third, ""))
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != n {
 		t.Errorf("notifications after cancel: %q", got[n:])
+	}
+}
+
+// eventually polls cond until it holds, failing the test after within.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 

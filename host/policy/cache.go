@@ -1,4 +1,4 @@
-package host
+package policy
 
 import (
 	"context"
@@ -14,20 +14,38 @@ import (
 
 	"github.com/warden-mcp/warden/abi"
 	"github.com/warden-mcp/warden/host/config"
-	"github.com/warden-mcp/warden/host/decision"
 	"github.com/warden-mcp/warden/host/internal/safefile"
-	"github.com/warden-mcp/warden/host/policy"
 	"github.com/warden-mcp/warden/host/roots"
-	"github.com/warden-mcp/warden/host/thread"
 )
 
-// policyLoader implements thread.PolicyLoader with the wazero runtime. Modules are cached by
+// Loaded is a policy as Cache.Load returns it: a *Module, or a placeholder that waits for
+// its module while it loads and fails closed when it could not be loaded. Its method set is
+// the decision engine's Policy, so that this package needs nothing from the engine.
+type Loaded interface {
+	ID() string
+	Digest() [32]byte
+	Hooks() abi.Hook
+	Call(ctx context.Context, hook abi.Hook, input []byte) ([]byte, error)
+}
+
+// Set is the policy modules of one configuration, in the order the decision engine takes
+// them.
+type Set struct {
+	// Operator are the `[[policies]]` of config.toml, in order.
+	Operator []Loaded
+	// Plugins holds one entry per root given to Cache.Load, in the same order: the root's
+	// policy, or nil when it has none.
+	Plugins []Loaded
+}
+
+// Cache loads the policy modules of a configuration (config.toml's operator policies and
+// each capability root's policy) into a Runtime. Modules are cached by
 // plugin id, content digest and limits, so a root whose policy did not change keeps its warm
 // module across reloads and roots changes, and a changed digest loads the new module. A
 // module that fails to load becomes a policy whose every call fails with the load error
 // (which names the plugin): what it governs fails closed.
 //
-// Loading runs in the background: Load returns at once with a pendingPolicy per module that
+// Loading runs in the background: Load returns at once with a placeholder per module that
 // is not ready, so a slow compile (bounded by the runtime's compile budget) never holds up a
 // reload, an initialize or a thread that does not use it. A decision that needs a pending
 // module waits for it, at most until its load ends.
@@ -35,12 +53,12 @@ import (
 // Every policy file is read once, with safefile (regular files only, capped): the bytes the
 // runtime compiles are the bytes whose digest it checks against the roots scan's.
 //
-// Concurrency: Load is called serially by the thread manager; mu makes close safe against
-// a concurrent Load anyway.
-type policyLoader struct {
-	rt  *policy.Runtime
+// Concurrency: Load is meant to be called serially (the thread manager does); mu makes it
+// and Close safe for concurrent use anyway.
+type Cache struct {
+	rt  *Runtime
 	log hclog.Logger
-	// ctx bounds background loads; cancel ends them (close).
+	// ctx bounds background loads; cancel ends them (Close).
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -50,19 +68,27 @@ type policyLoader struct {
 	prev  map[string]bool // keys returned by the previous Load
 }
 
-func newPolicyLoader(rt *policy.Runtime, log hclog.Logger) *policyLoader {
+// NewCache returns an empty cache loading into rt; log (nil: none) receives load failures.
+// Close it before rt.
+func NewCache(rt *Runtime, log hclog.Logger) *Cache {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &policyLoader{rt: rt, log: log, ctx: ctx, cancel: cancel, cache: map[string]*pendingPolicy{}}
+	return &Cache{rt: rt, log: log, ctx: ctx, cancel: cancel, cache: map[string]*pendingPolicy{}}
 }
 
-// Load implements thread.PolicyLoader.
-func (l *policyLoader) Load(_ context.Context, cfg *config.Config, rs []*roots.Root) thread.Policies {
+// Load returns the policies of cfg (its operator policies, under its policy limits) and of
+// rs (one entry per root), from the cache or loading in the background. A module that
+// neither this nor the previous Load used is closed once its load ends: a decision that
+// started with the previous set may still be running.
+func (l *Cache) Load(_ context.Context, cfg *config.Config, rs []*roots.Root) Set {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	lim := cfg.PolicyLimits
-	limits := policy.Limits{MemoryMB: uint32(lim.MemoryMB), Timeout: time.Duration(lim.TimeoutMS) * time.Millisecond}
+	limits := Limits{MemoryMB: uint32(lim.MemoryMB), Timeout: time.Duration(lim.TimeoutMS) * time.Millisecond}
 	used := map[string]bool{}
-	var out thread.Policies
+	var out Set
 	for _, ref := range cfg.Policies {
 		id := operatorPolicyID(ref.Path)
 		// Read here (safefile never blocks) so that the key holds the content's digest: a
@@ -78,7 +104,7 @@ func (l *policyLoader) Load(_ context.Context, cfg *config.Config, rs []*roots.R
 		key := fmt.Sprintf("operator\x00%s\x00%x\x00%s\x00%v", id, sum, ref.SHA256, limits)
 		used[key] = true
 		out.Operator = append(out.Operator, l.get(key, id, sum, func() ([]byte, error) { return data, nil },
-			policy.LoadOptions{ID: id, SHA256: ref.SHA256, Limits: limits}))
+			LoadOptions{ID: id, SHA256: ref.SHA256, Limits: limits}))
 	}
 	for _, r := range rs {
 		if r.Policy == nil {
@@ -102,7 +128,7 @@ func (l *policyLoader) Load(_ context.Context, cfg *config.Config, rs []*roots.R
 			}
 			return data, nil
 		}
-		out.Plugins = append(out.Plugins, l.get(key, r.ID, sum, read, policy.LoadOptions{ID: r.ID, SHA256: r.Policy.SHA256, Limits: limits}))
+		out.Plugins = append(out.Plugins, l.get(key, r.ID, sum, read, LoadOptions{ID: r.ID, SHA256: r.Policy.SHA256, Limits: limits}))
 	}
 	// Close what neither this nor the previous configuration uses: a decision that started
 	// with the previous policy set may still be running.
@@ -118,7 +144,7 @@ func (l *policyLoader) Load(_ context.Context, cfg *config.Config, rs []*roots.R
 
 // get returns the cached policy for key, or starts loading it in the background: read
 // returns the module's bytes.
-func (l *policyLoader) get(key, id string, sum [32]byte, read func() ([]byte, error), o policy.LoadOptions) decision.Policy {
+func (l *Cache) get(key, id string, sum [32]byte, read func() ([]byte, error), o LoadOptions) Loaded {
 	if p := l.cache[key]; p != nil {
 		return p
 	}
@@ -134,11 +160,11 @@ func (l *policyLoader) get(key, id string, sum [32]byte, read func() ([]byte, er
 }
 
 // load reads and loads one module; a failure becomes a loadFailed policy.
-func (l *policyLoader) load(read func() ([]byte, error), o policy.LoadOptions, sum [32]byte) decision.Policy {
+func (l *Cache) load(read func() ([]byte, error), o LoadOptions, sum [32]byte) Loaded {
 	data, err := read()
 	if err == nil {
 		o.Wasm = data
-		var m *policy.Module
+		var m *Module
 		if m, err = l.rt.Load(l.ctx, o); err == nil {
 			l.log.Debug("policy module loaded", "plugin", o.ID, "hooks", m.Hooks().String())
 			return m
@@ -149,19 +175,19 @@ func (l *policyLoader) load(read func() ([]byte, error), o policy.LoadOptions, s
 }
 
 // closeWhenLoaded closes p's module once its load ends.
-func (l *policyLoader) closeWhenLoaded(p *pendingPolicy) {
+func (l *Cache) closeWhenLoaded(p *pendingPolicy) {
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
 		<-p.ready
-		if m, ok := p.loaded.(*policy.Module); ok {
+		if m, ok := p.loaded.(*Module); ok {
 			_ = m.Close(context.Background())
 		}
 	}()
 }
 
-// close ends the loads in flight and closes every cached module.
-func (l *policyLoader) close(ctx context.Context) {
+// Close ends the loads in flight and closes every cached module, waiting for them.
+func (l *Cache) Close() {
 	l.cancel()
 	l.mu.Lock()
 	cache := l.cache
@@ -181,10 +207,10 @@ type pendingPolicy struct {
 	id     string
 	digest [32]byte
 	ready  chan struct{}
-	loaded decision.Policy // set before ready is closed
+	loaded Loaded // set before ready is closed
 }
 
-var _ decision.Policy = (*pendingPolicy)(nil)
+var _ Loaded = (*pendingPolicy)(nil)
 
 func (p *pendingPolicy) ID() string { return p.id }
 

@@ -1,4 +1,11 @@
-package host
+// Package threads adapts the thread layer (package host/thread) to the APIs that serve it:
+// Layer is the seam through which both the host API (NewBackend, an api.Backend) and the
+// MCP front door (package host/frontdoor) reach the threads, and NewBackend is the host
+// API's adapter over it.
+//
+//	srv := api.New(threads.NewBackend(h.Threads(), threads.Options{Logger: log}), api.Options{})
+//	fd := frontdoor.New(h.Threads(), frontdoor.Options{})
+package threads
 
 import (
 	"cmp"
@@ -19,14 +26,37 @@ import (
 	"github.com/warden-mcp/warden/host/thread"
 )
 
-// BackendOptions configures NewBackend. The zero value is usable.
-type BackendOptions struct {
+// Layer is the thread layer as the APIs consume it; *thread.Manager implements it. The
+// host API uses all of it, the front door Thread and Subscribe.
+type Layer interface {
+	// Start starts a thread (thread/start).
+	Start(ctx context.Context, p thread.StartParams) (*thread.Thread, error)
+	// List returns the running threads.
+	List() []*thread.Thread
+	// Thread returns the running thread with this id.
+	Thread(id string) (*thread.Thread, bool)
+	// DiscoverStatus lists the named server, or every server ("" name), as a fresh
+	// default thread would see them.
+	DiscoverStatus(ctx context.Context, name string) ([]thread.ServerStatus, error)
+	// Reload re-reads the configuration and the plugins dirs and refreshes the threads.
+	Reload(ctx context.Context, strict bool) (thread.ReloadResult, error)
+	// Subscribe registers fn for every thread event until cancel is called.
+	Subscribe(fn func(thread.Event)) (cancel func())
+}
+
+var _ Layer = (*thread.Manager)(nil)
+
+// Options configures NewBackend. The zero value is usable.
+type Options struct {
 	// Version is the serverInfo.version initialize reports. "": the module version from the
 	// binary's build info, else "dev".
 	Version string
 	// Caller names API clients to tool_call policies (abi.ToolCallInput.Caller) as
 	// "<Caller>:<clientInfo.name>". "": "api".
 	Caller string
+	// Logger receives the backend's warnings (a best-effort reload over a configuration
+	// with errors). nil: none.
+	Logger hclog.Logger
 }
 
 // Page sizes of thread/list and mcpServerStatus/list.
@@ -37,15 +67,8 @@ const (
 	MaxPageSize = 1000
 )
 
-// Backend is the host API backend (NewBackend with the zero BackendOptions): the adapter
-// from the thread layer to the JSON-RPC API of package api.
-//
-//	srv := api.New(h.Backend(), api.Options{Logger: log})
-//	err := srv.ServeStdio(ctx, os.Stdin, os.Stdout)
-func (h *Host) Backend() api.Backend { return h.NewBackend(BackendOptions{}) }
-
-// NewBackend returns the host API backend: every method of api.Backend served by the host's
-// thread manager.
+// NewBackend returns the host API backend: every method of api.Backend served by the
+// thread layer l.
 //
 //   - initialize reports serverInfo {name "warden", version} and capabilities
 //     {oauthLogin: false}.
@@ -77,11 +100,15 @@ func (h *Host) Backend() api.Backend { return h.NewBackend(BackendOptions{}) }
 // carry names (thread ids, servers, tools, roots) and causes, never a param value.
 //
 // The backend holds no state of its own beyond its options; it is safe for concurrent use
-// and is valid until the Host is closed.
-func (h *Host) NewBackend(o BackendOptions) api.Backend {
+// and is valid as long as l is.
+func NewBackend(l Layer, o Options) api.Backend {
+	log := o.Logger
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
 	return &backend{
-		threads: h.threads,
-		log:     h.log.Named("backend"),
+		threads: l,
+		log:     log,
 		version: cmp.Or(o.Version, buildVersion()),
 		caller:  cmp.Or(o.Caller, "api"),
 	}
@@ -96,7 +123,7 @@ func buildVersion() string {
 }
 
 type backend struct {
-	threads *thread.Manager
+	threads Layer
 	log     hclog.Logger
 	version string
 	caller  string
