@@ -7,12 +7,19 @@
 // adversarial and non-Go guests. Run `make tools` to install wat2wasm,
 // clang and wasm-ld.
 //
-// Builds are cached for the lifetime of the test process (keyed by the
-// absolute source path), so many tests and benchmarks can ask for the same
-// guest cheaply. A build reads its sources in the test process too (see
-// recordInputs), so that go test's result cache sees them: editing a guest
-// reruns the tests that build it. The cache is the only package-level
-// state; it is guarded by a mutex and holds only immutable build results.
+// Builds are cached twice. On disk, a cache shared by every test process
+// (see shared.go; <module root>/.cache/testbuild) holds each result under
+// the sha256 of everything the build reads, so the package test binaries of
+// one `go test ./...` build each guest and helper binary once between them,
+// and a changed source, tool or flag is a new build. In the test process,
+// results are memoized by source path, so many tests and benchmarks can ask
+// for the same guest cheaply. Computing a key reads the sources in the test
+// process, which is what makes go test's result cache see them: editing a
+// guest reruns the tests that build it. The in-process memo is the only
+// package-level state; it is a sync.Map of immutable build results.
+//
+// Binary builds the helper executables tests run as processes (the warden
+// binary, the example MCP server) through the same shared cache.
 package testbuild
 
 import (
@@ -21,27 +28,37 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 )
 
-// result is one cached build: the module bytes or the error that building
-// them produced (a failed build fails every test that asks for it).
+// result is one memoized build: the output or the error that building it
+// produced (a failed build fails every test that asks for it).
 type result struct {
 	once sync.Once
-	wasm []byte
+	out  []byte // the module bytes, or the executable's path
 	err  error
 }
 
-// cache maps "kind:absolute path" to the build result.
-var cache sync.Map // string -> *result
+// memo maps "kind:absolute path" to the build result.
+var memo sync.Map // string -> *result
 
 func cached(key string, build func() ([]byte, error)) ([]byte, error) {
-	v, _ := cache.LoadOrStore(key, &result{})
+	v, _ := memo.LoadOrStore(key, &result{})
 	r := v.(*result)
-	r.once.Do(func() { r.wasm, r.err = build() })
-	return r.wasm, r.err
+	r.once.Do(func() { r.out, r.err = build() })
+	return r.out, r.err
+}
+
+// sharedBytes returns the content of the shared cache entry (see shared).
+func sharedBytes(key, name string, build func(out string) error) ([]byte, error) {
+	path, _, err := shared(key, name, build)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(path)
 }
 
 // WAT compiles the WebAssembly text file at path with wat2wasm and returns
@@ -58,26 +75,30 @@ func WAT(tb testing.TB, path string) []byte {
 	if err != nil {
 		tb.Fatalf("testbuild.WAT(%q): %v", path, err)
 	}
-	wasm, err := cached("wat:"+abs, func() ([]byte, error) {
-		recordInputs(abs)
-		dir, err := os.MkdirTemp("", "warden-testbuild-wat-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		out := filepath.Join(dir, "guest.wasm")
-		cmd := exec.Command(tool, "--enable-all", "-o", out, abs)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("%s %s: %v\n%s", tool, abs, err, stderr.Bytes())
-		}
-		return os.ReadFile(out)
-	})
+	wasm, err := cached("wat:"+abs, func() ([]byte, error) { return buildWAT(tool, abs) })
 	if err != nil {
 		tb.Fatalf("testbuild.WAT: %v", err)
 	}
 	return wasm
+}
+
+func buildWAT(tool, abs string) ([]byte, error) {
+	k, sum := newKeyer("wat")
+	if err := k.tool(tool); err != nil {
+		return nil, err
+	}
+	if err := k.file(abs); err != nil {
+		return nil, err
+	}
+	return sharedBytes(sum(), "guest.wasm", func(out string) error {
+		cmd := exec.Command(tool, "--enable-all", "-o", out, abs)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s %s: %v\n%s", tool, abs, err, stderr.Bytes())
+		}
+		return nil
+	})
 }
 
 // wat2wasm locates the wat2wasm binary (PATH first, then /usr/bin).
@@ -94,8 +115,8 @@ func wat2wasm() (string, error) {
 // GoGuest builds the Go main package in dir as a wasip1 reactor module
 // (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared) and returns its
 // bytes. dir may be relative to the test's working directory. The build runs
-// once per test process per directory; the go build cache makes repeated
-// test runs fast too.
+// once per content key in the shared cache, whichever test process asks
+// first.
 func GoGuest(tb testing.TB, dir string) []byte {
 	tb.Helper()
 	abs, err := filepath.Abs(dir)
@@ -112,33 +133,62 @@ func GoGuest(tb testing.TB, dir string) []byte {
 	return wasm
 }
 
+// goGuestEnv and goGuestArgs are how a Go guest is built.
+var (
+	goGuestEnv  = []string{"GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0"}
+	goGuestArgs = []string{"build", "-buildmode=c-shared"}
+)
+
 func buildGo(abs string) ([]byte, error) {
-	// The guest's own packages, and the SDK and ABI packages of this
-	// module that every guest builds against.
-	recordInputs(abs)
-	if root := moduleRoot(abs); root != "" {
-		recordInputs(filepath.Join(root, "go.mod"), filepath.Join(root, "sdk"), filepath.Join(root, "abi"))
+	key, err := goKey(abs, ".", goGuestEnv, goGuestArgs)
+	if err != nil {
+		return nil, err
 	}
+	return sharedBytes(key, filepath.Base(abs)+".wasm", func(out string) error {
+		return goBuild(abs, ".", out, goGuestEnv, goGuestArgs)
+	})
+}
+
+// goBuild runs `go <args> -o out pkg` in dir with env added.
+func goBuild(dir, pkg, out string, env, args []string) error {
 	gotool, err := goTool()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	tmp, err := os.MkdirTemp("", "warden-testbuild-go-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(tmp)
-	out := filepath.Join(tmp, filepath.Base(abs)+".wasm")
-	cmd := exec.Command(gotool, "build", "-buildmode=c-shared", "-o", out, ".")
-	cmd.Dir = abs
-	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	cmd := exec.Command(gotool, append(slices.Clone(args), "-o", out, pkg)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	cmd.Stdout = &stderr
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared %s: %v\n%s", abs, err, stderr.Bytes())
+		return fmt.Errorf("(cd %s && %s go %s -o %s %s): %v\n%s", dir, strings.Join(env, " "), strings.Join(args, " "), out, pkg, err, stderr.Bytes())
 	}
-	return os.ReadFile(out)
+	return nil
+}
+
+// Binary builds the Go main package importPath for the machine running the
+// tests (go build, no extra flags) and returns the path of the executable,
+// named name, in the shared cache; the caller must not modify or remove it.
+// It must be called with a working directory inside the module. It suits a
+// TestMain, where there is no testing.TB; the build runs once per process
+// and once per content key across processes.
+func Binary(importPath, name string) (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	out, err := cached("bin:"+importPath+":"+name, func() ([]byte, error) {
+		key, err := goKey(wd, importPath, nil, []string{"build"})
+		if err != nil {
+			return nil, err
+		}
+		path, _, err := shared(key, name, func(out string) error {
+			return goBuild(wd, importPath, out, nil, []string{"build"})
+		})
+		return []byte(path), err
+	})
+	return string(out), err
 }
 
 // goTool finds the go command on PATH (go test puts the toolchain that runs the tests
@@ -165,8 +215,8 @@ var CFlags = []string{
 // C compiles every *.c file in dir (headers are found next to them) into
 // one freestanding wasm32 module with clang and wasm-ld, using [CFlags], and
 // returns its bytes. dir may be relative to the test's working directory.
-// The build runs once per test process per directory. The test fails (it
-// does not skip) when clang or wasm-ld is missing, telling the reader to
+// The build runs once per content key in the shared cache. The test fails
+// (it does not skip) when clang or wasm-ld is missing, telling the reader to
 // run `make tools`.
 func C(tb testing.TB, dir string) []byte {
 	tb.Helper()
@@ -182,7 +232,6 @@ func C(tb testing.TB, dir string) []byte {
 }
 
 func buildC(abs string) ([]byte, error) {
-	recordInputs(abs)
 	srcs, err := filepath.Glob(filepath.Join(abs, "*.c"))
 	if err != nil {
 		return nil, err
@@ -190,34 +239,47 @@ func buildC(abs string) ([]byte, error) {
 	if len(srcs) == 0 {
 		return nil, fmt.Errorf("no *.c files in %s", abs)
 	}
+	hdrs, err := filepath.Glob(filepath.Join(abs, "*.h"))
+	if err != nil {
+		return nil, err
+	}
 	clang, err := findTool("clang", "clang")
 	if err != nil {
 		return nil, err
 	}
 	// clang runs wasm-ld itself; check for it up front so that a missing
 	// linker gets the same clear message as a missing compiler.
-	if _, err := findTool("wasm-ld", "lld"); err != nil {
-		return nil, err
-	}
-	tmp, err := os.MkdirTemp("", "warden-testbuild-c-")
+	ld, err := findTool("wasm-ld", "lld")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	out := filepath.Join(tmp, filepath.Base(abs)+".wasm")
-	args := append(append([]string{}, CFlags...), "-o", out)
-	for _, s := range srcs {
-		args = append(args, filepath.Base(s))
+	k, sum := newKeyer("c")
+	k.add(CFlags...)
+	for _, t := range []string{clang, ld} {
+		if err := k.tool(t); err != nil {
+			return nil, err
+		}
 	}
-	cmd := exec.Command(clang, args...)
-	cmd.Dir = abs
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.Stdout = &stderr
-	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("(cd %s && %s %s): %v\n%s", abs, clang, strings.Join(args, " "), err, stderr.Bytes())
+	for _, f := range append(srcs, hdrs...) {
+		if err := k.file(f); err != nil {
+			return nil, err
+		}
 	}
-	return os.ReadFile(out)
+	return sharedBytes(sum(), filepath.Base(abs)+".wasm", func(out string) error {
+		args := append(append([]string{}, CFlags...), "-o", out)
+		for _, s := range srcs {
+			args = append(args, filepath.Base(s))
+		}
+		cmd := exec.Command(clang, args...)
+		cmd.Dir = abs
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		cmd.Stdout = &stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("(cd %s && %s %s): %v\n%s", abs, clang, strings.Join(args, " "), err, stderr.Bytes())
+		}
+		return nil
+	})
 }
 
 // findTool locates a binary (PATH first, then /usr/bin), or explains how to
@@ -230,26 +292,6 @@ func findTool(name, pkg string) (string, error) {
 		return p, nil
 	}
 	return "", fmt.Errorf("%s (from %s) not found in PATH: run `make tools` to install it", name, pkg)
-}
-
-// recordInputs reads the source files at paths (files, or directories
-// walked recursively: .go, .wat, .c, .h, go.mod), for nothing but go test's
-// result cache, which hashes the files a test opens and reuses a cached
-// result only while they are unchanged. The compilers run in subprocesses,
-// whose reads it cannot see.
-func recordInputs(paths ...string) {
-	for _, p := range paths {
-		_ = filepath.WalkDir(p, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return nil
-			}
-			switch filepath.Ext(path) {
-			case ".go", ".wat", ".c", ".h", ".mod":
-				_, _ = os.ReadFile(path)
-			}
-			return nil
-		})
-	}
 }
 
 // moduleRoot returns the directory of the go.mod above dir, or "".

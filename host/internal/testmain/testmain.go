@@ -1,6 +1,6 @@
 // Package testmain is the TestMain the packages under host/ share: build the binaries their
-// tests run as real processes once per test process, run the tests, then fail the run if
-// goroutines leaked.
+// tests run as real processes (through testbuild's shared cache, so once per `go test` run
+// rather than once per package), run the tests, then fail the run if goroutines leaked.
 //
 //	var exampleBin string
 //
@@ -11,7 +11,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -19,26 +18,22 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/warden-mcp/warden/examples/mcpserver/mcpservertest"
+	"github.com/warden-mcp/warden/host/internal/testbuild"
 )
 
 // Run builds the example MCP server into *exampleServer and, when warden is not nil, the
-// warden binary into *warden; runs the tests; removes the binaries; and, when the tests
-// passed, checks for leaked goroutines. It returns the process exit code.
+// warden binary into *warden (paths in the shared build cache, not to be modified); runs
+// the tests; and, when they passed, checks for leaked goroutines. It returns the process
+// exit code.
 func Run(m *testing.M, exampleServer, warden *string) int {
-	dir, err := os.MkdirTemp("", "warden-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	if *exampleServer, err = mcpservertest.BuildTo(dir); err != nil {
+	var err error
+	if *exampleServer, err = testbuild.Binary(mcpservertest.ImportPath, mcpservertest.BinaryName); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	if warden != nil {
-		*warden = filepath.Join(dir, "warden")
-		if out, err := exec.Command("go", "build", "-o", *warden, "github.com/warden-mcp/warden/cmd/warden").CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "go build ./cmd/warden: %v\n%s", err, out)
+		if *warden, err = testbuild.Binary("github.com/warden-mcp/warden/cmd/warden", "warden"); err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
 	}
