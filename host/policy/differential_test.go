@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,7 +45,7 @@ func loadPairs(tb testing.TB) []pair {
 	ctx := context.Background()
 	// Generous deadlines: the original side has no interrupt checks, so a timeout there
 	// could not be enforced anyway, and valid inputs never need one.
-	cfg := Config{PoolSize: 1, MemoEntries: -1, Limits: Limits{Timeout: 10 * time.Second}}
+	cfg := Config{PoolSize: 1, MemoEntries: -1, Limits: Limits{Timeout: 10 * time.Second}, CompilationCacheDir: compileCacheDir}
 	inst := newRuntime(tb, cfg)
 	orig, err := newUninstrumentedRuntime(ctx, cfg)
 	if err != nil {
@@ -52,9 +53,14 @@ func loadPairs(tb testing.TB) []pair {
 	}
 	tb.Cleanup(func() { _ = orig.Close(ctx) })
 	only := os.Getenv("WARDEN_DIFF_GUEST")
+	// As a unit test (its seeds only), two guests keep make test fast — the C guest and
+	// one Go guest, one of each toolchain's code shape; fuzzing checks every guest (or
+	// the one named).
+	unitOnly := map[string]bool{"conformance-c": true, "allow-hosts": true}
+	fuzzing := flag.Lookup("test.fuzz") != nil && flag.Lookup("test.fuzz").Value.String() != ""
 	var ps []pair
 	for name, wasm := range guests {
-		if only != "" && name != only {
+		if only != "" && name != only || only == "" && !fuzzing && !unitOnly[name] {
 			continue
 		}
 		ps = append(ps, pair{name: name,
