@@ -327,7 +327,11 @@ func (h *Host) Close() error {
 			h.loader.Close()
 		}
 		if h.rt != nil {
-			errs = append(errs, h.rt.Close(context.Background()))
+			// Bounded: a compilation still running (a load that gave up) must not hold up
+			// a host that is stopping; the runtime finishes closing after it.
+			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			errs = append(errs, h.rt.Close(ctx))
+			cancel()
 		}
 		if h.logFile != nil {
 			errs = append(errs, h.logFile.Close())

@@ -338,10 +338,21 @@ func (r *Runtime) Close(ctx context.Context) error {
 	}
 	r.watchdog.interruptAll()
 	// A compilation whose loads gave up (its budget, their ctx) still runs on wazero's
-	// runtime: closing that under it crashes wazero. Compilations are bounded by the
-	// module limits, so this wait is too.
-	r.compiling.Wait()
-	errs = append(errs, r.closeWazero(ctx))
+	// runtime, and closing that under it crashes wazero. Close waits for them until ctx
+	// ends; past that the last of them closes wazero when it is done, so that a host
+	// that must stop now (SIGTERM) does not wait for a compile. Compilations are bounded
+	// by the module limits.
+	compiled := make(chan struct{})
+	go func() { r.compiling.Wait(); close(compiled) }()
+	select {
+	case <-compiled:
+		errs = append(errs, r.closeWazero(ctx))
+	case <-ctx.Done():
+		go func() {
+			<-compiled
+			_ = r.closeWazero(context.Background())
+		}()
+	}
 	return errors.Join(errs...)
 }
 
