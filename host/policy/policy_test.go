@@ -606,7 +606,9 @@ func TestLoadRejections(t *testing.T) {
 			t.Errorf("ToolCall = %+v, %v; want an empty (allow) answer", out, err)
 		}
 	})
-	// Nothing rejected leaked a compiled module or a registered Module.
+	// Nothing rejected leaked a compiled module or a registered Module, once the compile
+	// goroutines (which drop their reference after the loads have theirs) are done.
+	rt.compiling.Wait()
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if len(rt.compiled) != 0 || len(rt.modules) != 0 {
