@@ -244,7 +244,7 @@ func joinNonEmpty(sep string, parts ...string) string {
 // StopGrace is how long after SIGINT/SIGTERM a command may take to stop gracefully before
 // StopOnSignal ends the process; below 2 s so that the process is gone within 2 s of the
 // signal whatever is stuck (a guest, a host function, a server that does not exit).
-const StopGrace = 1500 * time.Millisecond
+const StopGrace = 1800 * time.Millisecond
 
 // StopOnSignal is the process's signal handling: the first signal on sigs cancels the
 // command (cancel: a graceful stop) and says so on stderr; if the command has not returned StopGrace later, or a
