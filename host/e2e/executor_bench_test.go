@@ -1,16 +1,13 @@
 package e2e_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -40,7 +37,7 @@ func BenchmarkToolCallThroughExecutor(b *testing.B) {
 	const goalXDirect = 2.5
 	ctx := context.Background()
 	srv := mcpservertest.StartHTTP(b, exampleBin, nil, "--log-level", "warn")
-	ex := startBenchExecutor(b)
+	ex := startExecutor(b, "", nil)
 
 	b.Setenv("EXEC_TOKEN", execToken)
 	home := newHome(b, fmt.Sprintf(`[mcp_servers.docs_local]
@@ -51,7 +48,7 @@ environment_id = "local"
 url = %q
 environment_id = "exec-1"
 `, srv.URL, srv.URL))
-	envTOML := fmt.Sprintf("[[environments]]\nid = \"exec-1\"\nurl = %q\ntoken_env = \"EXEC_TOKEN\"\n", ex.url)
+	envTOML := fmt.Sprintf("[[environments]]\nid = \"exec-1\"\nurl = %q\ntoken_env = \"EXEC_TOKEN\"\n", ex.URL)
 	if err := os.WriteFile(filepath.Join(home, "environments.toml"), []byte(envTOML), 0o600); err != nil {
 		b.Fatal(err)
 	}
@@ -61,7 +58,7 @@ environment_id = "exec-1"
 		b.Fatal(err)
 	}
 	// The executor connects in the background; docs_exec joins the thread when it has.
-	benchStatusUntil(b, th, "docs_local and docs_exec ready", func(m map[string]thread.ServerStatus) bool {
+	statusUntil(b, th, "docs_local and docs_exec ready", func(m map[string]thread.ServerStatus) bool {
 		return m["docs_local"].Status == thread.StateReady && m["docs_exec"].Status == thread.StateReady
 	})
 
@@ -120,7 +117,7 @@ environment_id = "exec-1"
 	// The tunnelled server really went through the executor: without it, it fails, naming
 	// the executor, while the direct one still answers.
 	ex.kill()
-	st := benchStatusUntil(b, th, "docs_exec failed", func(m map[string]thread.ServerStatus) bool {
+	st := statusUntil(b, th, "docs_exec failed", func(m map[string]thread.ServerStatus) bool {
 		return m["docs_exec"].Status == thread.StateFailed
 	})
 	if e := st["docs_exec"].ToolsError; !strings.Contains(e, "exec-1") {
@@ -128,92 +125,6 @@ environment_id = "exec-1"
 	}
 	if _, err := call("docs_local"); err != nil {
 		b.Errorf("docs_local after the executor exited: %v", err)
-	}
-}
-
-// benchExecutor is a running `warden --log-level warn executor --listen ws://127.0.0.1:0`
-// with an empty config: its only work is the host's http/request traffic. (startExecutor
-// logs at debug level, which a benchmark should not measure.)
-type benchExecutor struct {
-	url    string
-	cmd    *exec.Cmd
-	exited chan struct{}
-}
-
-func startBenchExecutor(tb testing.TB) *benchExecutor {
-	tb.Helper()
-	home := tb.TempDir()
-	if err := os.WriteFile(filepath.Join(home, "config.toml"), nil, 0o600); err != nil {
-		tb.Fatal(err)
-	}
-	cmd := exec.Command(wardenBin(tb), "--log-level", "warn", "executor", "--listen", "ws://127.0.0.1:0", "--token-env", "EXEC_TOKEN")
-	cmd.Env = append(os.Environ(), "WARDEN_HOME="+home, "EXEC_TOKEN="+execToken)
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	e := &benchExecutor{cmd: cmd, exited: make(chan struct{})}
-	first := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		if sc.Scan() {
-			first <- sc.Text()
-		}
-		close(first)
-		for sc.Scan() {
-		}
-		_ = cmd.Wait()
-		close(e.exited)
-	}()
-	tb.Cleanup(func() {
-		e.kill()
-		if tb.Failed() {
-			tb.Logf("executor stderr:\n%s", stderr.String())
-		}
-	})
-	select {
-	case line, ok := <-first:
-		if !ok || !strings.HasPrefix(line, "ws://") {
-			tb.Fatalf("warden executor printed %q, not its URL:\n%s", line, stderr.String())
-		}
-		e.url = line
-	case <-time.After(30 * time.Second):
-		tb.Fatalf("warden executor printed no URL:\n%s", stderr.String())
-	}
-	return e
-}
-
-// kill ends the executor and waits for it; it is safe to call more than once.
-func (e *benchExecutor) kill() {
-	_ = e.cmd.Process.Signal(syscall.SIGKILL)
-	<-e.exited
-}
-
-// benchStatusUntil is statusUntil for any testing.TB.
-func benchStatusUntil(tb testing.TB, th *thread.Thread, what string, cond func(map[string]thread.ServerStatus) bool) map[string]thread.ServerStatus {
-	tb.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st, err := th.Status(testCtx(tb), "", false)
-		if err != nil {
-			tb.Fatalf("status: %v", err)
-		}
-		m := map[string]thread.ServerStatus{}
-		for _, s := range st {
-			m[s.Name] = s
-		}
-		if cond(m) {
-			return m
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("timed out waiting for %s; status %+v", what, m)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -40,19 +40,20 @@ type executorProc struct {
 
 // startExecutor starts a real executor whose home holds configTOML, with env (NAME=value)
 // added to its environment, and returns it once it printed its URL.
-func startExecutor(t *testing.T, configTOML string, env []string, flags ...string) *executorProc {
+func startExecutor(t testing.TB, configTOML string, env []string, flags ...string) *executorProc {
 	t.Helper()
 	return startExecutorAt(t, "ws://127.0.0.1:0", configTOML, env, flags...)
 }
 
 // startExecutorAt is startExecutor listening on addr.
-func startExecutorAt(t *testing.T, addr, configTOML string, env []string, flags ...string) *executorProc {
+func startExecutorAt(t testing.TB, addr, configTOML string, env []string, flags ...string) *executorProc {
 	t.Helper()
 	home := t.TempDir()
 	if err := os.WriteFile(filepath.Join(home, "config.toml"), []byte(configTOML), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := append([]string{"--log-level", "debug", "executor", "--listen", addr, "--token-env", "EXEC_TOKEN"}, flags...)
+	// Debug for tests (shown when they fail), warn for benchmarks (logLevel).
+	args := append([]string{"--log-level", strings.ToLower(logLevel(t).String()), "executor", "--listen", addr, "--token-env", "EXEC_TOKEN"}, flags...)
 	cmd := exec.Command(wardenBin(t), args...)
 	cmd.Env = append(append(os.Environ(), "WARDEN_HOME="+home, "EXEC_TOKEN="+execToken), env...)
 	p := &executorProc{Stderr: &leaktest.Buffer{}, cmd: cmd, exited: make(chan struct{})}
@@ -133,7 +134,7 @@ func executorHost(t *testing.T, files map[string]string) (*host.Host, *leaktest.
 // statusUntil polls a thread's status until cond holds (the executor connects in the
 // background; its servers join the thread's plan when it does). The bound is a failure
 // bound, not a measurement.
-func statusUntil(t *testing.T, th *thread.Thread, what string, cond func(map[string]thread.ServerStatus) bool) map[string]thread.ServerStatus {
+func statusUntil(t testing.TB, th *thread.Thread, what string, cond func(map[string]thread.ServerStatus) bool) map[string]thread.ServerStatus {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
