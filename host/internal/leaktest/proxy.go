@@ -101,7 +101,7 @@ type Proxy struct {
 	live        map[int]*pair
 	connections int
 	initializes int
-	changed     chan struct{}
+	changed     changes
 }
 
 // pair is one downstream connection and its upstream.
@@ -127,7 +127,6 @@ func NewProxy(t testing.TB, upstreamURL string, opts ProxyOptions) *Proxy {
 		cancel:   cancel,
 		opts:     opts,
 		live:     map[int]*pair{},
-		changed:  make(chan struct{}),
 	}
 	p.srv = &http.Server{Handler: http.HandlerFunc(p.serve), ReadHeaderTimeout: 10 * time.Second}
 	served := make(chan struct{})
@@ -185,19 +184,7 @@ func (p *Proxy) Initializes() int {
 // Wait blocks until cond reports true or ctx ends. cond is evaluated now and after every
 // recorded frame and every connection opened or closed; it may call the Proxy's methods.
 func (p *Proxy) Wait(ctx context.Context, cond func() bool) error {
-	for {
-		p.mu.Lock()
-		ch := p.changed
-		p.mu.Unlock()
-		if cond() {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("leaktest: proxy wait: %w", ctx.Err())
-		}
-	}
+	return p.changed.wait(ctx, &p.mu, cond, "proxy")
 }
 
 // WaitFrame waits for the first recorded frame (from the start of the recording) that
@@ -246,10 +233,7 @@ func (p *Proxy) close() {
 }
 
 // notifyLocked wakes Wait; p.mu is held.
-func (p *Proxy) notifyLocked() {
-	close(p.changed)
-	p.changed = make(chan struct{})
-}
+func (p *Proxy) notifyLocked() { p.changed.notifyLocked() }
 
 func (p *Proxy) serve(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()

@@ -62,7 +62,7 @@ type RecordingServer struct {
 
 	mu      sync.Mutex
 	reqs    []Request
-	changed chan struct{}
+	changed changes
 }
 
 // EchoArgs are the arguments of the echo tool.
@@ -80,7 +80,6 @@ func NewRecordingServer(t testing.TB, opts RecordingOptions) *RecordingServer {
 	s := &RecordingServer{
 		base:     "http://" + ln.Addr().String(),
 		identity: opts.Identity,
-		changed:  make(chan struct{}),
 	}
 	if s.identity == "" {
 		s.identity = "leaktest-recording-server"
@@ -171,19 +170,7 @@ func (s *RecordingServer) Authorizations() []string {
 // Wait blocks until cond reports true or ctx ends; cond is evaluated now and after every
 // recorded request (when its response is done) and may call the server's methods.
 func (s *RecordingServer) Wait(ctx context.Context, cond func() bool) error {
-	for {
-		s.mu.Lock()
-		ch := s.changed
-		s.mu.Unlock()
-		if cond() {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("leaktest: recording server wait: %w", ctx.Err())
-		}
-	}
+	return s.changed.wait(ctx, &s.mu, cond, "recording server")
 }
 
 // record wraps next: it records the request (its status once the handler has written
@@ -229,8 +216,7 @@ func (s *RecordingServer) add(r Request) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reqs = append(s.reqs, r)
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.changed.notifyLocked()
 	return len(s.reqs) - 1
 }
 
@@ -238,8 +224,7 @@ func (s *RecordingServer) setStatus(i, status int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.reqs[i].Status = status
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.changed.notifyLocked()
 }
 
 // statusWriter records the status; Unwrap keeps http.ResponseController (flushing the
