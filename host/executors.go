@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"strings"
@@ -130,7 +129,7 @@ func (x *executors) dialLoop(ctx context.Context, e *executorEnv) {
 		if ctx.Err() != nil {
 			return
 		}
-		wait := rand.N(min(10*time.Second, 100*time.Millisecond<<min(attempt, 10)) + 1)
+		wait := (client.Backoff{}).Delay(attempt) // the client's own reconnection backoff
 		x.log.Warn("executor unreachable; retrying", "environment", e.cfg.ID, "error", err, "in", wait)
 		select {
 		case <-ctx.Done():

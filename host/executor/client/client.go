@@ -120,7 +120,8 @@ type Backoff struct {
 	Jitter func(d time.Duration) time.Duration
 }
 
-func (b Backoff) delay(attempt int) time.Duration {
+// Delay is the wait before reconnection attempt attempt (0-based).
+func (b Backoff) Delay(attempt int) time.Duration {
 	initial, maxD := b.Initial, b.Max
 	if initial <= 0 {
 		initial = DefaultInitialBackoff
@@ -379,7 +380,7 @@ func (c *Client) supervise(cn *conn) {
 		c.log.Warn("executor disconnected", "error", cause)
 		c.emit(Event{State: StateDisconnected, Err: cause})
 		for attempt := 0; ; attempt++ {
-			t := time.NewTimer(c.cfg.Backoff.delay(attempt))
+			t := time.NewTimer(c.cfg.Backoff.Delay(attempt))
 			select {
 			case <-t.C:
 			case <-c.ctx.Done():

@@ -264,12 +264,12 @@ func TestBackoff(t *testing.T) {
 		{Backoff{Jitter: func(time.Duration) time.Duration { return -1 }}, 2, 0},
 	}
 	for _, tt := range tests {
-		if got := tt.b.delay(tt.attempt); got != tt.want {
-			t.Errorf("%+v.delay(%d) = %s, want %s", tt.b, tt.attempt, got, tt.want)
+		if got := tt.b.Delay(tt.attempt); got != tt.want {
+			t.Errorf("%+v.Delay(%d) = %s, want %s", tt.b, tt.attempt, got, tt.want)
 		}
 	}
 	for i := range 100 {
-		if d := (Backoff{}).delay(i % 10); d < 0 || d > DefaultMaxBackoff {
+		if d := (Backoff{}).Delay(i % 10); d < 0 || d > DefaultMaxBackoff {
 			t.Fatalf("random delay %s out of range", d)
 		}
 	}
