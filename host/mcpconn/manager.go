@@ -215,16 +215,15 @@ func (m *Manager) Acquire(ctx context.Context, spec Spec) (*Conn, error) {
 	default:
 		return nil, invalidDecl(spec.Name, "has unknown transport %q", spec.Transport)
 	}
-	if env := cmp.Or(spec.Environment, config.LocalEnvironment); env != config.LocalEnvironment && len(spec.secrets) > 0 &&
-		spec.origin.Kind != config.OriginHostConfig {
-		// Provenance, enforced where the bytes would move: only a host-config server that
-		// the operator routed to an executor may carry values the host resolved there.
-		// Anything else resolves in its executor by name (a RefResolver Spec).
-		return nil, newError(&spec, ErrUnroutable, fmt.Sprintf(
-			"would carry a credential resolved on the host to environment %q, but it is a %s declaration: only host-config servers routed there by the operator may", env, spec.origin), nil)
-	}
-	if env := cmp.Or(spec.Environment, config.LocalEnvironment); env != config.LocalEnvironment && m.opts.Executor == nil {
+	if env := cmp.Or(spec.Environment, config.LocalEnvironment); env != config.LocalEnvironment {
 		switch {
+		case len(spec.secrets) > 0 && spec.origin.Kind != config.OriginHostConfig:
+			// Provenance, enforced where the bytes would move: only a host-config server
+			// that the operator routed to an executor may carry values the host resolved
+			// there. Anything else resolves in its executor by name (a RefResolver Spec).
+			return nil, newError(&spec, ErrUnroutable, fmt.Sprintf(
+				"would carry a credential resolved on the host to environment %q, but it is a %s declaration: only host-config servers routed there by the operator may", env, spec.origin), nil)
+		case m.opts.Executor != nil:
 		case spec.Transport == config.TransportStdio:
 			return nil, newError(&spec, ErrUnroutable, fmt.Sprintf(
 				"runs in environment %q; this Manager starts stdio servers on the host only", env), nil)

@@ -161,13 +161,6 @@ func (s *shared) connect(ctx context.Context, sess *session) ([]*mcp.Tool, error
 	switch {
 	case ex != nil && spec.Transport == config.TransportStdio:
 		transport = ex.CommandTransport(spec)
-	case ex != nil:
-		transport = &mcp.StreamableClientTransport{
-			Endpoint: spec.URL,
-			HTTPClient: &http.Client{Transport: newHeaderTransport(
-				abortableTransport{base: ex.RoundTripper(spec.HeaderRefs), abort: sess.abortCtx, env: spec.Environment},
-				spec.URL, spec.Headers)},
-		}
 	case spec.Transport == config.TransportStdio:
 		// The process context lets us kill a server that hangs mid-handshake (the SDK's
 		// graceful close would wait for it); a started command is always reaped by the
@@ -181,11 +174,16 @@ func (s *shared) connect(ctx context.Context, sess *session) ([]*mcp.Tool, error
 			inner: &mcp.CommandTransport{Command: cmd, TerminateDuration: s.m.opts.TerminateGrace}}
 	default:
 		// Not wrapped in trackedTransport: the SDK's HTTP connection has hooks (it opens
-		// the standalone SSE stream from one) that a wrapper would hide.
+		// the standalone SSE stream from one) that a wrapper would hide. An executor's
+		// server goes out from its network, its HeaderRefs resolved there.
+		base := s.m.rt
+		if ex != nil {
+			base = ex.RoundTripper(spec.HeaderRefs)
+		}
 		transport = &mcp.StreamableClientTransport{
 			Endpoint: spec.URL,
 			HTTPClient: &http.Client{Transport: newHeaderTransport(
-				abortableTransport{base: s.m.rt, abort: sess.abortCtx, env: spec.Environment},
+				abortableTransport{base: base, abort: sess.abortCtx, env: spec.Environment},
 				spec.URL, spec.Headers)},
 		}
 	}
