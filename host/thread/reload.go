@@ -45,35 +45,24 @@ func (m *Manager) reload(ctx context.Context, strict bool) (ReloadResult, *Snaps
 		return ReloadResult{}, nil, fmt.Errorf("reload: %w", snap.ConfigErr)
 	}
 	res := ReloadResult{ConfigErr: snap.ConfigErr}
-	type planned struct {
-		t *Thread
-		p *plan
-	}
-	var plans []planned
-	var extra []*roots.Root
-	for _, t := range m.all() {
-		t.mu.Lock()
-		prev := t.latest
-		t.mu.Unlock()
-		p, err := m.buildPlan(snap, t, prev, true)
-		if err != nil {
-			rerr := &ReloadError{ThreadID: t.id, Err: err}
-			if strict {
-				return ReloadResult{}, nil, fmt.Errorf("reload: %w", rerr)
-			}
-			m.log.Warn("thread keeps its servers: its configuration failed to load", "thread", t.id, "error", err)
-			res.Failed = append(res.Failed, rerr)
-			continue
+	plans, err := m.replan(snap, true, func(t *Thread, err error) error {
+		rerr := &ReloadError{ThreadID: t.id, Err: err}
+		if strict {
+			return fmt.Errorf("reload: %w", rerr)
 		}
-		plans = append(plans, planned{t, p})
-		extra = append(extra, p.outOfSet()...)
+		m.log.Warn("thread keeps its servers: its configuration failed to load", "thread", t.id, "error", err)
+		res.Failed = append(res.Failed, rerr)
+		return nil
+	})
+	if err != nil {
+		return ReloadResult{}, nil, err
 	}
 	m.mu.Lock()
 	m.snap = snap
 	m.mu.Unlock()
 	m.applyLimits(snap)
 	// Policies first: a refresh must never run before its roots' policies are installed.
-	m.syncPolicies(ctx, extra)
+	m.syncPolicies(ctx, outOfSet(plans))
 	for _, pl := range plans {
 		pl.t.setPending(pl.p)
 		res.Refreshed = append(res.Refreshed, pl.t.id)
@@ -102,24 +91,15 @@ func (m *Manager) UpdateRoots(ctx context.Context, set *roots.Set) {
 	snap.Roots = set
 	m.mu.Unlock()
 
-	type planned struct {
-		t *Thread
-		p *plan
-	}
+	all, _ := m.replan(&snap, false, func(t *Thread, err error) error {
+		m.log.Warn("thread keeps its servers: a selected capability root changed and cannot be used", "thread", t.id, "error", err)
+		return nil
+	})
 	var plans []planned
-	for _, t := range m.all() {
-		t.mu.Lock()
-		prev := t.latest
-		t.mu.Unlock()
-		p, err := m.buildPlan(&snap, t, prev, false)
-		if err != nil {
-			m.log.Warn("thread keeps its servers: a selected capability root changed and cannot be used", "thread", t.id, "error", err)
-			continue
+	for _, pl := range all {
+		if pl.prev == nil || pl.prev.rootFP != pl.p.rootFP {
+			plans = append(plans, pl)
 		}
-		if prev != nil && prev.rootFP == p.rootFP {
-			continue
-		}
-		plans = append(plans, planned{t, p})
 	}
 	m.mu.Lock()
 	m.snap = &snap
@@ -147,27 +127,49 @@ func (m *Manager) ExecutorsChanged(ctx context.Context) {
 	}
 	snap := m.snap
 	m.mu.Unlock()
-	type planned struct {
-		t *Thread
-		p *plan
-	}
-	var plans []planned
-	var extra []*roots.Root
-	for _, t := range m.all() {
-		t.mu.Lock()
-		prev := t.latest
-		t.mu.Unlock()
-		p, err := m.buildPlan(snap, t, prev, false)
-		if err != nil {
-			m.log.Warn("thread keeps its servers: it cannot be re-planned after an executor change", "thread", t.id, "error", err)
-			continue
-		}
-		plans = append(plans, planned{t, p})
-		extra = append(extra, p.outOfSet()...)
-	}
-	m.syncPolicies(ctx, extra)
+	plans, _ := m.replan(snap, false, func(t *Thread, err error) error {
+		m.log.Warn("thread keeps its servers: it cannot be re-planned after an executor change", "thread", t.id, "error", err)
+		return nil
+	})
+	m.syncPolicies(ctx, outOfSet(plans))
 	for _, pl := range plans {
 		pl.t.setPending(pl.p)
 	}
 	m.log.Debug("executors changed: thread refreshes queued", "threads", len(plans))
+}
+
+// planned is one thread's new plan and the one it replaces (its latest, or nil).
+type planned struct {
+	t       *Thread
+	p, prev *plan
+}
+
+// replan builds a plan against snap for every thread (reload: roots loaded from their
+// path are read again). A thread whose plan fails is given to fail, which skips it
+// (nil) or aborts the whole replan with its error.
+func (m *Manager) replan(snap *Snapshot, reload bool, fail func(*Thread, error) error) ([]planned, error) {
+	var plans []planned
+	for _, t := range m.all() {
+		t.mu.Lock()
+		prev := t.latest
+		t.mu.Unlock()
+		p, err := m.buildPlan(snap, t, prev, reload)
+		if err != nil {
+			if ferr := fail(t, err); ferr != nil {
+				return nil, ferr
+			}
+			continue
+		}
+		plans = append(plans, planned{t: t, p: p, prev: prev})
+	}
+	return plans, nil
+}
+
+// outOfSet is the roots the plans selected outside the watched set (see plan.outOfSet).
+func outOfSet(plans []planned) []*roots.Root {
+	var out []*roots.Root
+	for _, pl := range plans {
+		out = append(out, pl.p.outOfSet()...)
+	}
+	return out
 }
