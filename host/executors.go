@@ -130,7 +130,8 @@ func (x *executors) dialLoop(ctx context.Context, e *executorEnv) {
 			return
 		}
 		wait := (client.Backoff{}).Delay(attempt) // the client's own reconnection backoff
-		x.log.Warn("executor unreachable; retrying", "environment", e.cfg.ID, "error", err, "in", wait)
+		// Redacted: a dial error quotes the URL, whose query string may carry a key.
+		x.log.Warn("executor unreachable; retrying", "environment", e.cfg.ID, "error", mcpconn.RedactURLs(err.Error()), "in", wait)
 		select {
 		case <-ctx.Done():
 			return

@@ -71,7 +71,7 @@ func (e *Error) Error() string {
 	b.WriteString("MCP server ")
 	b.WriteString(strconv.Quote(e.Server))
 	e.body(&b)
-	return redactURLs(redact(b.String(), e.redact))
+	return RedactURLs(redact(b.String(), e.redact))
 }
 
 // body renders everything after the server name: " MSG", ": CAUSE", "; stderr: TAIL". A
@@ -161,9 +161,9 @@ func RedactURL(raw string) string {
 	return b.String()
 }
 
-// redactURLs applies RedactURL to every URL ("scheme://…" up to a space, quote or
+// RedactURLs applies RedactURL to every URL ("scheme://…" up to a space, quote or
 // bracket) in s: error text from the SDK and net/http quotes the request URL in full.
-func redactURLs(s string) string {
+func RedactURLs(s string) string {
 	if !strings.Contains(s, "://") {
 		return s
 	}

@@ -193,7 +193,7 @@ func TestRedactURL(t *testing.T) {
 	}
 	text := `Post "https://u:pw@h/mcp?key=abc": dial tcp: refused; also see http://h/x?y=z, then done.`
 	want := `Post "https://REDACTED@h/mcp?REDACTED": dial tcp: refused; also see http://h/x?REDACTED, then done.`
-	if got := redactURLs(text); got != want {
+	if got := RedactURLs(text); got != want {
 		t.Errorf("redactURLs:\n got %q\nwant %q", got, want)
 	}
 }
