@@ -2,9 +2,15 @@ package abi
 
 import "strconv"
 
-// Version is the ABI version implemented by this package. A guest returns it
-// from its warden_abi_version export; the host rejects any other value.
-const Version = 1
+// Version is the newest ABI version implemented by this package, the one a
+// guest built with it returns from its warden_abi_version export. The host
+// accepts every version from [MinVersion] to Version and holds each guest
+// to the version it declared (docs/abi.md §13): a version 1 guest gets the
+// hooks, fields and enum values of version 1 only.
+const Version = 2
+
+// MinVersion is the oldest ABI version the host still accepts.
+const MinVersion = 1
 
 // FeatureGatheredOutput, a bit of [ExportHostFeatures]: the host reads
 // gathered outputs (docs/abi.md §7.1), whose first byte is
@@ -55,6 +61,15 @@ const (
 	ExportCredentials = "warden_credentials"
 	// ExportToolCall is the tool_call hook, (ptr i32, len i32) -> i64.
 	ExportToolCall = "warden_tool_call"
+	// ExportResourceRead is the resource_read hook (version 2),
+	// (ptr i32, len i32) -> i64.
+	ExportResourceRead = "warden_resource_read"
+	// ExportPromptGet is the prompt_get hook (version 2),
+	// (ptr i32, len i32) -> i64.
+	ExportPromptGet = "warden_prompt_get"
+	// ExportToolResult is the tool_result hook (version 2),
+	// (ptr i32, len i32) -> i64.
+	ExportToolResult = "warden_tool_result"
 )
 
 // Names of the host functions offered to a guest.
@@ -76,18 +91,53 @@ type Hook uint32
 
 // The hooks, with their bit values in the warden_hooks mask.
 const (
-	HookServers     Hook = 1 // servers: which servers a thread sees
-	HookCredentials Hook = 2 // credentials: where each credential resolves
-	HookToolCall    Hook = 4 // tool_call: allow, deny or rewrite a tools/call
+	HookServers      Hook = 1  // servers: which servers a thread sees
+	HookCredentials  Hook = 2  // credentials: where each credential resolves
+	HookToolCall     Hook = 4  // tool_call: allow, deny, ask or rewrite a tools/call
+	HookResourceRead Hook = 8  // resource_read (v2): allow or deny a resources/read
+	HookPromptGet    Hook = 16 // prompt_get (v2): allow, deny or rewrite a prompts/get
+	HookToolResult   Hook = 32 // tool_result (v2): pass, rewrite or replace a tool's result
 
+	// V1Hooks is the mask of the hooks of ABI version 1.
+	V1Hooks = HookServers | HookCredentials | HookToolCall
 	// AllHooks is the mask of every hook defined by this ABI version.
-	AllHooks = HookServers | HookCredentials | HookToolCall
+	AllHooks = V1Hooks | HookResourceRead | HookPromptGet | HookToolResult
 )
+
+// NumHooks is the number of hooks of this version.
+const NumHooks = 6
 
 // Hooks lists the single hooks in bit order, for iterating over a mask.
 //
 //	for _, h := range abi.Hooks() { if mask.Has(h) { ... } }
-func Hooks() [3]Hook { return [3]Hook{HookServers, HookCredentials, HookToolCall} }
+func Hooks() [NumHooks]Hook {
+	return [NumHooks]Hook{HookServers, HookCredentials, HookToolCall, HookResourceRead, HookPromptGet, HookToolResult}
+}
+
+// HooksOf returns the mask of the hooks a guest of ABI version v may
+// implement: V1Hooks for version 1, AllHooks for version 2, 0 for a
+// version this package does not implement.
+func HooksOf(v int) Hook {
+	switch v {
+	case 1:
+		return V1Hooks
+	case 2:
+		return AllHooks
+	}
+	return 0
+}
+
+// Since returns the ABI version that introduced the single hook h (0 for
+// anything else).
+func (h Hook) Since() int {
+	switch {
+	case h == 0 || h&(h-1) != 0 || h&^AllHooks != 0:
+		return 0
+	case V1Hooks.Has(h):
+		return 1
+	}
+	return 2
+}
 
 // Has reports whether every bit of x is set in h.
 func (h Hook) Has(x Hook) bool { return h&x == x }
@@ -102,13 +152,19 @@ func (h Hook) Export() string {
 		return ExportCredentials
 	case HookToolCall:
 		return ExportToolCall
+	case HookResourceRead:
+		return ExportResourceRead
+	case HookPromptGet:
+		return ExportPromptGet
+	case HookToolResult:
+		return ExportToolResult
 	}
 	return ""
 }
 
-// String returns the hook's name ("servers", "credentials", "tool_call"), a
-// "|"-joined list for a mask of several hooks, "none" for 0, and
-// "Hook(0x..)" for unknown bits.
+// String returns the hook's name ("servers", "credentials", "tool_call",
+// "resource_read", "prompt_get", "tool_result"), a "|"-joined list for a
+// mask of several hooks, "none" for 0, and "Hook(0x..)" for unknown bits.
 func (h Hook) String() string {
 	switch h {
 	case 0:
@@ -119,6 +175,12 @@ func (h Hook) String() string {
 		return "credentials"
 	case HookToolCall:
 		return "tool_call"
+	case HookResourceRead:
+		return "resource_read"
+	case HookPromptGet:
+		return "prompt_get"
+	case HookToolResult:
+		return "tool_result"
 	}
 	var s string
 	for _, x := range Hooks() {
@@ -138,8 +200,7 @@ func (h Hook) String() string {
 	return s
 }
 
-// ParseHook returns the single hook named s ("servers", "credentials",
-// "tool_call").
+// ParseHook returns the single hook named s (see Hook.String).
 func ParseHook(s string) (Hook, error) {
 	for _, h := range Hooks() {
 		if h.String() == s {
@@ -283,7 +344,8 @@ func ParseCredentialAction(s string) (CredentialAction, error) {
 	return 0, &ParseError{Type: "CredentialAction", Value: s}
 }
 
-// ToolCallAction is a tool_call-hook decision: DENY > ALLOW.
+// ToolCallAction is a tool_call-hook decision: DENY > ASK > ALLOW. The
+// resource_read and prompt_get hooks answer with ALLOW or DENY only.
 type ToolCallAction int32
 
 // The tool call actions (wire values of enum ToolCallAction).
@@ -292,25 +354,106 @@ const (
 	ToolCallAllow ToolCallAction = 0
 	// ToolCallDeny refuses the call; the reason is returned to the caller.
 	ToolCallDeny ToolCallAction = 1
+	// ToolCallAsk (version 2, tool_call only) asks the front-door client's
+	// user before the call runs; the reason is the text shown. Undefined
+	// for a version 1 guest, and in the resource_read and prompt_get hooks.
+	ToolCallAsk ToolCallAction = 2
 )
 
-// Valid reports whether a is a defined ToolCallAction.
-func (a ToolCallAction) Valid() bool { return a == ToolCallAllow || a == ToolCallDeny }
+// Valid reports whether a is a defined ToolCallAction (of version 2: see
+// ValidIn).
+func (a ToolCallAction) Valid() bool { return a >= ToolCallAllow && a <= ToolCallAsk }
 
-func (a ToolCallAction) rank() ToolCallAction {
-	if !a.Valid() {
-		return ToolCallDeny
+// ValidIn reports whether a is a defined tool_call action for a guest of
+// ABI version v: ASK is not one for version 1.
+func (a ToolCallAction) ValidIn(v int) bool {
+	return a == ToolCallAllow || a == ToolCallDeny || a == ToolCallAsk && v >= 2
+}
+
+// rank orders the actions ALLOW < ASK < DENY; an undefined value ranks as
+// DENY.
+func (a ToolCallAction) rank() int {
+	switch a {
+	case ToolCallAllow:
+		return 0
+	case ToolCallAsk:
+		return 1
 	}
-	return a
+	return 2
 }
 
 // MoreRestrictive reports whether a is strictly more restrictive than b.
 // Undefined values count as ToolCallDeny.
 func (a ToolCallAction) MoreRestrictive(b ToolCallAction) bool { return a.rank() > b.rank() }
 
-// Max returns the more restrictive of a and b (DENY > ALLOW). Undefined values
-// count as, and are returned as, ToolCallDeny.
+// Max returns the more restrictive of a and b (DENY > ASK > ALLOW).
+// Undefined values count as, and are returned as, ToolCallDeny.
 func (a ToolCallAction) Max(b ToolCallAction) ToolCallAction {
+	if !a.Valid() || !b.Valid() {
+		return ToolCallDeny
+	}
+	if a.rank() >= b.rank() {
+		return a
+	}
+	return b
+}
+
+// String returns "allow", "deny", "ask" or "ToolCallAction(N)".
+func (a ToolCallAction) String() string {
+	switch a {
+	case ToolCallAllow:
+		return "allow"
+	case ToolCallDeny:
+		return "deny"
+	case ToolCallAsk:
+		return "ask"
+	}
+	return "ToolCallAction(" + strconv.Itoa(int(a)) + ")"
+}
+
+// ParseToolCallAction parses the String form of a ToolCallAction.
+func ParseToolCallAction(s string) (ToolCallAction, error) {
+	for a := ToolCallAllow; a <= ToolCallAsk; a++ {
+		if a.String() == s {
+			return a, nil
+		}
+	}
+	return 0, &ParseError{Type: "ToolCallAction", Value: s}
+}
+
+// ToolResultAction is a tool_result-hook decision (version 2). Ordered by
+// restrictiveness: ERROR > REWRITE > PASS.
+type ToolResultAction int32
+
+// The tool result actions (wire values of enum ToolResultAction).
+const (
+	// ToolResultPass returns the upstream result unchanged (no opinion).
+	ToolResultPass ToolResultAction = 0
+	// ToolResultRewrite replaces the result with the output's result, a
+	// CallToolResult JSON object.
+	ToolResultRewrite ToolResultAction = 1
+	// ToolResultError replaces the result with a tool error whose text is
+	// the reason.
+	ToolResultError ToolResultAction = 2
+)
+
+// Valid reports whether a is a defined ToolResultAction.
+func (a ToolResultAction) Valid() bool { return a >= ToolResultPass && a <= ToolResultError }
+
+func (a ToolResultAction) rank() ToolResultAction {
+	if !a.Valid() {
+		return ToolResultError
+	}
+	return a
+}
+
+// MoreRestrictive reports whether a is strictly more restrictive than b.
+// Undefined values count as ToolResultError.
+func (a ToolResultAction) MoreRestrictive(b ToolResultAction) bool { return a.rank() > b.rank() }
+
+// Max returns the more restrictive of a and b (ERROR > REWRITE > PASS).
+// Undefined values count as, and are returned as, ToolResultError.
+func (a ToolResultAction) Max(b ToolResultAction) ToolResultAction {
 	a, b = a.rank(), b.rank()
 	if a > b {
 		return a
@@ -318,25 +461,27 @@ func (a ToolCallAction) Max(b ToolCallAction) ToolCallAction {
 	return b
 }
 
-// String returns "allow", "deny" or "ToolCallAction(N)".
-func (a ToolCallAction) String() string {
+// String returns "pass", "rewrite", "error" or "ToolResultAction(N)".
+func (a ToolResultAction) String() string {
 	switch a {
-	case ToolCallAllow:
-		return "allow"
-	case ToolCallDeny:
-		return "deny"
+	case ToolResultPass:
+		return "pass"
+	case ToolResultRewrite:
+		return "rewrite"
+	case ToolResultError:
+		return "error"
 	}
-	return "ToolCallAction(" + strconv.Itoa(int(a)) + ")"
+	return "ToolResultAction(" + strconv.Itoa(int(a)) + ")"
 }
 
-// ParseToolCallAction parses the String form of a ToolCallAction.
-func ParseToolCallAction(s string) (ToolCallAction, error) {
-	for a := ToolCallAllow; a <= ToolCallDeny; a++ {
+// ParseToolResultAction parses the String form of a ToolResultAction.
+func ParseToolResultAction(s string) (ToolResultAction, error) {
+	for a := ToolResultPass; a <= ToolResultError; a++ {
 		if a.String() == s {
 			return a, nil
 		}
 	}
-	return 0, &ParseError{Type: "ToolCallAction", Value: s}
+	return 0, &ParseError{Type: "ToolResultAction", Value: s}
 }
 
 // LogLevel is the level argument of the warden.log import.

@@ -45,6 +45,12 @@ func inputCases() []struct {
 		{"CredentialsInputEmpty", &abi.CredentialsInput{}, &abi.CredentialsInput{}},
 		{"ToolCallInput", abitest.ToolCallInput("read_file", `{"path":"/etc/hosts"}`), &abi.ToolCallInput{}},
 		{"ToolCallInputEmpty", &abi.ToolCallInput{}, &abi.ToolCallInput{}},
+		{"ResourceReadInput", abitest.ResourceReadInput("file:///etc/hosts"), &abi.ResourceReadInput{}},
+		{"ResourceReadInputEmpty", &abi.ResourceReadInput{}, &abi.ResourceReadInput{}},
+		{"PromptGetInput", abitest.PromptGetInput("greet", `{"name":"ada"}`), &abi.PromptGetInput{}},
+		{"PromptGetInputEmpty", &abi.PromptGetInput{}, &abi.PromptGetInput{}},
+		{"ToolResultInput", abitest.ToolResultInput("read_file", `{"path":"/x"}`, `{"content":[{"type":"text","text":"hi"}]}`, true), &abi.ToolResultInput{}},
+		{"ToolResultInputEmpty", &abi.ToolResultInput{}, &abi.ToolResultInput{}},
 	}
 }
 
@@ -64,6 +70,11 @@ func roundTripCases() []struct {
 		{"CredentialDecision", &abi.CredentialDecision{Index: 1 << 31, Action: abi.CredentialDeny, Reason: "no"}, &abi.CredentialDecision{}},
 		{"CredentialsOutput", &abi.CredentialsOutput{Decisions: []abi.CredentialDecision{{Index: 0, Action: abi.CredentialExecutor}, {Index: 1, Action: abi.CredentialDeny, Reason: "no"}}}, &abi.CredentialsOutput{}},
 		{"ToolCallOutput", &abi.ToolCallOutput{Action: abi.ToolCallDeny, Reason: "no", Rewrite: true, Arguments: []byte(`{}`), Error: "e"}, &abi.ToolCallOutput{}},
+		{"ToolCallOutputAsk", &abi.ToolCallOutput{Action: abi.ToolCallAsk, Reason: "sure?"}, &abi.ToolCallOutput{}},
+		{"ServerDecisionV2", &abi.ServerDecision{Name: "s", AllowPrompts: []string{"p"}, DenyPrompts: []string{"q", "r"}, AllowResources: []string{"file:///a/*"}, DenyResources: []string{"file:///a/secret"}}, &abi.ServerDecision{}},
+		{"ResourceReadOutput", &abi.ResourceReadOutput{Action: abi.ToolCallDeny, Reason: "no", Error: "e"}, &abi.ResourceReadOutput{}},
+		{"PromptGetOutput", &abi.PromptGetOutput{Action: abi.ToolCallDeny, Reason: "no", Rewrite: true, Arguments: []byte(`{"a":"b"}`), Error: "e"}, &abi.PromptGetOutput{}},
+		{"ToolResultOutput", &abi.ToolResultOutput{Action: abi.ToolResultRewrite, Reason: "redacted", Result: []byte(`{"content":[]}`), Error: "e"}, &abi.ToolResultOutput{}},
 	}...)
 }
 
@@ -129,6 +140,12 @@ func hookOf(m message) abi.Hook {
 		return abi.HookCredentials
 	case *abi.ToolCallInput:
 		return abi.HookToolCall
+	case *abi.ResourceReadInput:
+		return abi.HookResourceRead
+	case *abi.PromptGetInput:
+		return abi.HookPromptGet
+	case *abi.ToolResultInput:
+		return abi.HookToolResult
 	}
 	return abi.HookServers
 }
@@ -150,6 +167,24 @@ func readViews(h abi.Hook, b []byte) (any, error) {
 			return nil, err
 		}
 		return abitest.CredentialsFromView(v), nil
+	case abi.HookResourceRead:
+		v, err := f.ResourceRead(b)
+		if err != nil {
+			return nil, err
+		}
+		return abitest.ResourceReadFromView(v), nil
+	case abi.HookPromptGet:
+		v, err := f.PromptGet(b)
+		if err != nil {
+			return nil, err
+		}
+		return abitest.PromptGetFromView(v), nil
+	case abi.HookToolResult:
+		v, err := f.ToolResult(b)
+		if err != nil {
+			return nil, err
+		}
+		return abitest.ToolResultFromView(v), nil
 	}
 	v, err := f.ToolCall(b)
 	if err != nil {
@@ -323,6 +358,21 @@ func dropLast(m message) message {
 		c.Thread = thread(c.Thread)
 		c.Caller = "" // caller
 		return &c
+	case *abi.ResourceReadInput:
+		c := *m
+		c.Thread = thread(c.Thread)
+		c.Caller = ""
+		return &c
+	case *abi.PromptGetInput:
+		c := *m
+		c.Thread = thread(c.Thread)
+		c.Caller = ""
+		return &c
+	case *abi.ToolResultInput:
+		c := *m
+		c.Thread = thread(c.Thread)
+		c.Caller = ""
+		return &c
 	}
 	return m
 }
@@ -476,7 +526,10 @@ func TestMalformedOutput(t *testing.T) {
 		{"negative server action", &abi.ServerDecision{}, []byte{0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, abi.ErrEnum},
 		{"undefined credential action", &abi.CredentialDecision{}, []byte{0x10, 0x04}, abi.ErrEnum},
 		{"credential index overflow", &abi.CredentialDecision{}, []byte{0x08, 0x80, 0x80, 0x80, 0x80, 0x10}, abi.ErrRange},
-		{"undefined tool call action", &abi.ToolCallOutput{}, []byte{0x08, 0x02}, abi.ErrEnum},
+		{"undefined tool call action", &abi.ToolCallOutput{}, []byte{0x08, 0x03}, abi.ErrEnum},
+		{"ask is undefined for resource_read", &abi.ResourceReadOutput{}, []byte{0x08, 0x02}, abi.ErrEnum},
+		{"ask is undefined for prompt_get", &abi.PromptGetOutput{}, []byte{0x08, 0x02}, abi.ErrEnum},
+		{"undefined tool result action", &abi.ToolResultOutput{}, []byte{0x08, 0x03}, abi.ErrEnum},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -636,5 +689,23 @@ func BenchmarkAppendServersOutput(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		buf = out.AppendTo(buf[:0])
+	}
+}
+
+// TestHeaders: an input of a version 1 hook has the version 1 stride table
+// (9 types, root at 56: the bytes version 1 wrote); an input of a version
+// 2 hook has every type's stride, and its root at 72.
+func TestHeaders(t *testing.T) {
+	for _, tc := range inputCases() {
+		h := hookOf(tc.in)
+		b := tc.in.AppendTo(nil)
+		types, root := binary.LittleEndian.Uint32(b[16:]), binary.LittleEndian.Uint32(b[12:])
+		wantTypes, wantRoot := uint32(abitest.NumTypes), uint32(72)
+		if abi.V1Hooks.Has(h) {
+			wantTypes, wantRoot = 9, 56
+		}
+		if types != wantTypes || root != wantRoot || binary.LittleEndian.Uint32(b[8:]) != uint32(h) {
+			t.Errorf("%s: %d types, root at %d; want %d, %d", tc.name, types, root, wantTypes, wantRoot)
+		}
 	}
 }

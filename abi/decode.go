@@ -1,9 +1,12 @@
 package abi
 
+import "unsafe"
+
 // The output decoders, used by the host: protobuf wire format (docs/abi.md
-// §7). Each message's Unmarshal and field switch are generated from the
-// schema (proto_gen.go); the loop over the fields and the helpers of the
-// switch are here.
+// §7). Each message's table is generated from the schema (proto_gen.go);
+// decodeMessage and protoMsg.field (table.go) decode any message by its
+// table; the loop over the fields and the helpers of the field decoder are
+// here.
 //
 // Each Unmarshal resets the message and merges b into it:
 //
@@ -20,16 +23,18 @@ package abi
 //   - A singular embedded message that appears more than once is merged, as
 //     in protobuf; other singular fields: last one wins.
 
-// codeUnknown is returned by a message's field method for a tag it does
-// not know: decodeFields then skips the field (or reports a known field
-// with the wrong wire type).
+// codeUnknown is returned by protoMsg.field for a tag it does not know:
+// decodeFields then skips the field (or reports a known field with the
+// wrong wire type).
 const codeUnknown = -100
 
-// decodeFields decodes the fields of b in order, calling one for each with
-// its tag t, its value (wire type 0) or length (wire type 2) v and the offset
-// j after them. one returns the offset after the field, a negative code, or
-// codeUnknown; an error of an embedded message is wrapped as field t's.
-func decodeFields(b []byte, msg string, known uint32, one func(b []byte, t, v uint64, j int) (int, error)) error {
+// decodeFields decodes the fields of b in order into the message at m,
+// calling d.field for each with its tag t, its value (wire type 0) or
+// length (wire type 2) v and the offset j after them. d.field returns the
+// offset after the field, a negative code, or codeUnknown; an error of an
+// embedded message is wrapped as field t's.
+func decodeFields(b []byte, d *protoMsg, m unsafe.Pointer) error {
+	msg, known := d.name, d.known
 	for i := 0; i < len(b); {
 		var t, v uint64
 		var j int
@@ -41,7 +46,7 @@ func decodeFields(b []byte, msg string, known uint32, one func(b []byte, t, v ui
 				return decodeErr(msg, b, i, j)
 			}
 		}
-		k, err := one(b, t, v, j)
+		k, err := d.field(m, b, t, v, j)
 		if err != nil {
 			return nestedErr(msg, t>>3, i, err)
 		}
@@ -79,15 +84,4 @@ func appendStr(s *[]string, b []byte, j int, v uint64) int {
 	x, k := str(b, j, v)
 	*s = append(*s, x)
 	return k
-}
-
-// decodeElem decodes the embedded message of length v at b[j:] into a new
-// element of *s (reusing its capacity) and returns the offset after it.
-func decodeElem[T any, P interface {
-	*T
-	Unmarshal([]byte) error
-}](s *[]T, b []byte, j int, v uint64) (int, error) {
-	*s = extend(*s)
-	k := j + int(v)
-	return k, P(&(*s)[len(*s)-1]).Unmarshal(b[j:k])
 }

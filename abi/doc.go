@@ -1,4 +1,4 @@
-// Package abi defines version 1 of the binary interface between the warden
+// Package abi defines versions 1 and 2 of the binary interface between the warden
 // host and its WebAssembly policy plugins: export and import names, the hook
 // and action enums, the message types, the "warden flat" layout of hook
 // inputs (writer, validating reader and zero-copy views) and a hand-written
@@ -6,6 +6,12 @@
 // description; this package is its Go implementation, used by the host
 // (natively) and by the sdk (inside the wasm guest). It imports only the
 // standard library.
+//
+// Version 2 ([Version]) adds the resource_read, prompt_get and tool_result
+// hooks, prompt and resource lists in ServerDecision and the ASK tool_call
+// action to version 1 ([MinVersion]), changing nothing of it: a version 1
+// hook's input is the bytes version 1 wrote, and the host holds a version 1
+// guest's outputs to version 1 (ServersOutput.HoldTo, ToolCallOutput.HoldTo).
 //
 // # Usage
 //

@@ -38,8 +38,28 @@ const (
 	hdrRoot    = 12
 	hdrTypes   = 16
 	hdrStrides = 20
-	hdrSize    = hdrStrides + 4*numTypes // 56: the root record follows
+	// hdrSizeV1 is the header of an input of a version 1 hook: the
+	// strides of the version 1 record types (typeServersInput through
+	// typeRequirement), so that those inputs are the bytes version 1
+	// wrote; the root record follows, at 56.
+	hdrSizeV1 = hdrStrides + 4*numTypesV1
+	// hdrSize is the header of an input of a version 2 hook (and of a
+	// relaid-out input): every record type's stride, padded to 8 bytes
+	// (72), so that the records after it stay aligned.
+	hdrSize = (hdrStrides + 4*numTypes + 7) &^ 7
 )
+
+// numTypesV1 is the number of record types of ABI version 1.
+const numTypesV1 = typeRequirement + 1
+
+// headerOf returns the number of record types in the stride table of an
+// input of kind, and the header's size (the root record's offset).
+func headerOf(kind Hook) (types, size int) {
+	if kind&V1Hooks != 0 {
+		return numTypesV1, hdrSizeV1
+	}
+	return numTypes, hdrSize
+}
 
 // TransportKind is the transport of a server as an enum, in the flags slot
 // of a flat Server record, so that a policy can test it without comparing
@@ -115,15 +135,22 @@ type flatWriter struct {
 // writes the header.
 func (w *flatWriter) begin(kind Hook, records, strBytes int) {
 	w.base = len(w.b)
-	total := hdrSize + records + strBytes
+	_, hs := headerOf(kind)
+	total := hs + records + strBytes
 	if uint64(total) > 1<<32-1 {
 		panic("abi: flat input larger than 4 GiB")
 	}
 	w.b = slices.Grow(w.b, total)[:w.base+total]
-	w.s = w.base + hdrSize + records
+	w.s = w.base + hs + records
 	clear(w.b[w.base:w.s])
-	w.header(kind)
-	w.next = w.base + hdrSize
+	w.header(kind, numTypesOf(kind), hs)
+	w.next = w.base + hs
+}
+
+// numTypesOf is the first result of headerOf.
+func numTypesOf(kind Hook) int {
+	n, _ := headerOf(kind)
+	return n
 }
 
 // end returns the message, checking that the string region was exactly
@@ -135,16 +162,17 @@ func (w *flatWriter) end() []byte {
 	return w.b
 }
 
-// header writes the header of a message of kind at w.base, with the root
-// record right after it and this version's strides.
-func (w *flatWriter) header(kind Hook) {
+// header writes the header of a message of kind at w.base: the first
+// types of this version's strides, and the root record at root (right
+// after the header).
+func (w *flatWriter) header(kind Hook, types, root int) {
 	h := w.b[w.base:]
 	binary.LittleEndian.PutUint32(h[hdrMagic:], FlatMagic)
 	binary.LittleEndian.PutUint32(h[hdrVersion:], FlatVersion)
 	binary.LittleEndian.PutUint32(h[hdrKind:], uint32(kind))
-	binary.LittleEndian.PutUint32(h[hdrRoot:], hdrSize)
-	binary.LittleEndian.PutUint32(h[hdrTypes:], numTypes)
-	for t, size := range knownSize {
+	binary.LittleEndian.PutUint32(h[hdrRoot:], uint32(root))
+	binary.LittleEndian.PutUint32(h[hdrTypes:], uint32(types))
+	for t, size := range knownSize[:types] {
 		binary.LittleEndian.PutUint32(h[hdrStrides+4*t:], size)
 	}
 }

@@ -2,9 +2,13 @@
 
 package abi
 
-// The flat writer (AppendTo) and validating reader (Unmarshal) of each
-// record type, on the primitives of flat.go and flat_read.go. Records are
-// written depth first in slot order, strings in the same order.
+import "unsafe"
+
+// The flat writer (AppendTo) of each record type, on the primitives of
+// flat.go, and the tables of the validating reader (Unmarshal: table.go).
+// Records are written depth first in slot order, strings in the same
+// order. The writers are straight-line code, not tables: they are on the
+// host's path of every hook call.
 
 // size returns the bytes of records below (not including) m's own record,
 // and of strings, that m needs.
@@ -57,46 +61,6 @@ func (m *ServersInput) write(w *flatWriter, at int) {
 	}
 }
 
-// readServersInput reads the ServersInput record at position at into m, reusing its slices.
-func (r *flatReader) readServersInput(m *ServersInput, at uint32) {
-	x := ServersInput{Thread: Thread{Roots: m.Thread.Roots[:0]}, Environments: m.Environments[:0], Servers: m.Servers[:0], Requirements: m.Requirements[:0]}
-	const t = typeServersInput
-	if p, ok := r.msg(at, t, siThread, typeThread, "thread"); ok {
-		r.push("thread", -1)
-		r.readThread(&x.Thread, p)
-		r.pop()
-	}
-	if o, n := r.records(at, t, siEnvironments, typeEnvironment, "environments"); n > 0 {
-		for i := 0; i < n; i++ {
-			r.push("environments", i)
-			x.Environments = extend(x.Environments)
-			r.readEnvironment(&x.Environments[len(x.Environments)-1], o+uint32(i)*r.h.strides[typeEnvironment])
-			r.pop()
-		}
-	}
-	if o, n := r.records(at, t, siServers, typeServer, "servers"); n > 0 {
-		for i := 0; i < n; i++ {
-			r.push("servers", i)
-			x.Servers = extend(x.Servers)
-			r.readServer(&x.Servers[len(x.Servers)-1], o+uint32(i)*r.h.strides[typeServer])
-			r.pop()
-		}
-	}
-	{
-		f, _ := r.flags(at, t, siFlags)
-		x.HasRequirements = f&siFlagHasRequirements != 0
-	}
-	if o, n := r.records(at, t, siRequirements, typeRequirement, "requirements"); n > 0 {
-		for i := 0; i < n; i++ {
-			r.push("requirements", i)
-			x.Requirements = extend(x.Requirements)
-			r.readRequirement(&x.Requirements[len(x.Requirements)-1], o+uint32(i)*r.h.strides[typeRequirement])
-			r.pop()
-		}
-	}
-	*m = x
-}
-
 // size returns the bytes of records below (not including) m's own record,
 // and of strings, that m needs.
 func (m *CredentialsInput) size() (records, strs int) {
@@ -123,29 +87,6 @@ func (m *CredentialsInput) write(w *flatWriter, at int) {
 	m.Environment.write(w, w.msg(at+ciEnvironment, sizeEnvironment))
 }
 
-// readCredentialsInput reads the CredentialsInput record at position at into m, reusing its slices.
-func (r *flatReader) readCredentialsInput(m *CredentialsInput, at uint32) {
-	x := CredentialsInput{Thread: Thread{Roots: m.Thread.Roots[:0]}, Server: Server{Args: m.Server.Args[:0], Credentials: m.Server.Credentials[:0], EnabledTools: m.Server.EnabledTools[:0], DisabledTools: m.Server.DisabledTools[:0]}}
-	const t = typeCredentialsInput
-	if p, ok := r.msg(at, t, ciThread, typeThread, "thread"); ok {
-		r.push("thread", -1)
-		r.readThread(&x.Thread, p)
-		r.pop()
-	}
-	if p, ok := r.msg(at, t, ciServer, typeServer, "server"); ok {
-		r.push("server", -1)
-		r.readServer(&x.Server, p)
-		r.pop()
-	}
-	x.Route = r.str(at, t, ciRoute, "route")
-	if p, ok := r.msg(at, t, ciEnvironment, typeEnvironment, "environment"); ok {
-		r.push("environment", -1)
-		r.readEnvironment(&x.Environment, p)
-		r.pop()
-	}
-	*m = x
-}
-
 // size returns the bytes of records below (not including) m's own record,
 // and of strings, that m needs.
 func (m *ToolCallInput) size() (records, strs int) {
@@ -168,23 +109,6 @@ func (m *ToolCallInput) write(w *flatWriter, at int) {
 	w.str(at+tcTool, m.Tool)
 	w.bytes(at+tcArguments, m.Arguments)
 	w.str(at+tcCaller, m.Caller)
-}
-
-// readToolCallInput reads the ToolCallInput record at position at into m, reusing its slices.
-func (r *flatReader) readToolCallInput(m *ToolCallInput, at uint32) {
-	x := ToolCallInput{Thread: Thread{Roots: m.Thread.Roots[:0]}}
-	const t = typeToolCallInput
-	if p, ok := r.msg(at, t, tcThread, typeThread, "thread"); ok {
-		r.push("thread", -1)
-		r.readThread(&x.Thread, p)
-		r.pop()
-	}
-	x.Server = r.str(at, t, tcServer, "server")
-	x.PluginID = r.str(at, t, tcPluginID, "plugin_id")
-	x.Tool = r.str(at, t, tcTool, "tool")
-	x.Arguments = r.bytes(at, t, tcArguments, "arguments")
-	x.Caller = r.str(at, t, tcCaller, "caller")
-	*m = x
 }
 
 // size returns the bytes of records below (not including) m's own record,
@@ -210,23 +134,6 @@ func (m *Thread) write(w *flatWriter, at int) {
 	}
 }
 
-// readThread reads the Thread record at position at into m, reusing its slices.
-func (r *flatReader) readThread(m *Thread, at uint32) {
-	x := Thread{Roots: m.Roots[:0]}
-	const t = typeThread
-	x.ID = r.str(at, t, thID, "id")
-	x.Kind = r.str(at, t, thKind, "kind")
-	if o, n := r.records(at, t, thRoots, typeRoot, "roots"); n > 0 {
-		for i := 0; i < n; i++ {
-			r.push("roots", i)
-			x.Roots = extend(x.Roots)
-			r.readRoot(&x.Roots[len(x.Roots)-1], o+uint32(i)*r.h.strides[typeRoot])
-			r.pop()
-		}
-	}
-	*m = x
-}
-
 // size returns the bytes of records below (not including) m's own record,
 // and of strings, that m needs.
 func (m *Root) size() (records, strs int) {
@@ -242,17 +149,6 @@ func (m *Root) write(w *flatWriter, at int) {
 	w.str(at+rtLocation, m.Location)
 	w.str(at+rtEnvironmentID, m.EnvironmentID)
 	w.str(at+rtPath, m.Path)
-}
-
-// readRoot reads the Root record at position at into m, reusing its slices.
-func (r *flatReader) readRoot(m *Root, at uint32) {
-	x := Root{}
-	const t = typeRoot
-	x.ID = r.str(at, t, rtID, "id")
-	x.Location = r.str(at, t, rtLocation, "location")
-	x.EnvironmentID = r.str(at, t, rtEnvironmentID, "environment_id")
-	x.Path = r.str(at, t, rtPath, "path")
-	*m = x
 }
 
 // size returns the bytes of records below (not including) m's own record,
@@ -280,21 +176,6 @@ func (m *Environment) write(w *flatWriter, at int) {
 		}
 		w.put(at+envFlags, f, 0)
 	}
-}
-
-// readEnvironment reads the Environment record at position at into m, reusing its slices.
-func (r *flatReader) readEnvironment(m *Environment, at uint32) {
-	x := Environment{}
-	const t = typeEnvironment
-	x.ID = r.str(at, t, envID, "id")
-	{
-		f, _ := r.flags(at, t, envFlags)
-		x.Local = f&envFlagLocal != 0
-		x.Connected = f&envFlagConnected != 0
-		x.HTTPHeaderEnvVars = f&envFlagHTTPHeaderEnvVars != 0
-		x.Processes = f&envFlagProcesses != 0
-	}
-	*m = x
 }
 
 // size returns the bytes of records below (not including) m's own record,
@@ -350,37 +231,6 @@ func (m *Server) write(w *flatWriter, at int) {
 	w.strs(at+svDisabledTools, m.DisabledTools)
 }
 
-// readServer reads the Server record at position at into m, reusing its slices.
-func (r *flatReader) readServer(m *Server, at uint32) {
-	x := Server{Args: m.Args[:0], Credentials: m.Credentials[:0], EnabledTools: m.EnabledTools[:0], DisabledTools: m.DisabledTools[:0]}
-	const t = typeServer
-	x.Name = r.str(at, t, svName, "name")
-	x.Origin = r.str(at, t, svOrigin, "origin")
-	x.PluginID = r.str(at, t, svPluginID, "plugin_id")
-	x.Transport = r.str(at, t, svTransport, "transport")
-	x.URL = r.str(at, t, svURL, "url")
-	x.Command = r.str(at, t, svCommand, "command")
-	x.Args = r.strs(x.Args, at, t, svArgs, "args")
-	x.Environment = r.str(at, t, svEnvironment, "environment")
-	if o, n := r.records(at, t, svCredentials, typeCredential, "credentials"); n > 0 {
-		for i := 0; i < n; i++ {
-			r.push("credentials", i)
-			x.Credentials = extend(x.Credentials)
-			r.readCredential(&x.Credentials[len(x.Credentials)-1], o+uint32(i)*r.h.strides[typeCredential])
-			r.pop()
-		}
-	}
-	{
-		f, _ := r.flags(at, t, svFlags)
-		x.Enabled = f&svFlagEnabled != 0
-		x.Required = f&svFlagRequired != 0
-	}
-	x.EnabledTools = r.strs(x.EnabledTools, at, t, svEnabledTools, "enabled_tools")
-	x.DisabledTools = r.strs(x.DisabledTools, at, t, svDisabledTools, "disabled_tools")
-	_ = r.str(at, t, svURLHost, "url_host") // derived by the writer: checked, not kept
-	*m = x
-}
-
 // size returns the bytes of records below (not including) m's own record,
 // and of strings, that m needs.
 func (m *Credential) size() (records, strs int) {
@@ -400,18 +250,6 @@ func (m *Credential) write(w *flatWriter, at int) {
 	w.str(at+crResolvesAt, m.ResolvesAt)
 }
 
-// readCredential reads the Credential record at position at into m, reusing its slices.
-func (r *flatReader) readCredential(m *Credential, at uint32) {
-	x := Credential{}
-	const t = typeCredential
-	x.Kind = r.str(at, t, crKind, "kind")
-	x.Name = r.str(at, t, crName, "name")
-	x.EnvVar = r.str(at, t, crEnvVar, "env_var")
-	x.Owner = r.str(at, t, crOwner, "owner")
-	x.ResolvesAt = r.str(at, t, crResolvesAt, "resolves_at")
-	*m = x
-}
-
 // size returns the bytes of records below (not including) m's own record,
 // and of strings, that m needs.
 func (m *Requirement) size() (records, strs int) {
@@ -427,24 +265,107 @@ func (m *Requirement) write(w *flatWriter, at int) {
 	w.str(at+rqCommand, m.Command)
 }
 
-// readRequirement reads the Requirement record at position at into m, reusing its slices.
-func (r *flatReader) readRequirement(m *Requirement, at uint32) {
-	x := Requirement{}
-	const t = typeRequirement
-	x.Name = r.str(at, t, rqName, "name")
-	x.URL = r.str(at, t, rqURL, "url")
-	x.Command = r.str(at, t, rqCommand, "command")
-	*m = x
+// size returns the bytes of records below (not including) m's own record,
+// and of strings, that m needs.
+func (m *ResourceReadInput) size() (records, strs int) {
+	{
+		r, s := m.Thread.size()
+		records, strs = records+sizeThread+r, strs+s
+	}
+	strs += len(m.Server)
+	strs += len(m.PluginID)
+	strs += len(m.URI)
+	strs += len(m.Caller)
+	return
+}
+
+func (m *ResourceReadInput) write(w *flatWriter, at int) {
+	m.Thread.write(w, w.msg(at+rrThread, sizeThread))
+	w.str(at+rrServer, m.Server)
+	w.str(at+rrPluginID, m.PluginID)
+	w.str(at+rrURI, m.URI)
+	w.str(at+rrCaller, m.Caller)
+}
+
+// size returns the bytes of records below (not including) m's own record,
+// and of strings, that m needs.
+func (m *PromptGetInput) size() (records, strs int) {
+	{
+		r, s := m.Thread.size()
+		records, strs = records+sizeThread+r, strs+s
+	}
+	strs += len(m.Server)
+	strs += len(m.PluginID)
+	strs += len(m.Name)
+	strs += len(m.Arguments)
+	strs += len(m.Caller)
+	return
+}
+
+func (m *PromptGetInput) write(w *flatWriter, at int) {
+	m.Thread.write(w, w.msg(at+pgThread, sizeThread))
+	w.str(at+pgServer, m.Server)
+	w.str(at+pgPluginID, m.PluginID)
+	w.str(at+pgName, m.Name)
+	w.bytes(at+pgArguments, m.Arguments)
+	w.str(at+pgCaller, m.Caller)
+}
+
+// size returns the bytes of records below (not including) m's own record,
+// and of strings, that m needs.
+func (m *ToolResultInput) size() (records, strs int) {
+	{
+		r, s := m.Thread.size()
+		records, strs = records+sizeThread+r, strs+s
+	}
+	strs += len(m.Server)
+	strs += len(m.PluginID)
+	strs += len(m.Tool)
+	strs += len(m.Arguments)
+	strs += len(m.Result)
+	strs += len(m.Caller)
+	return
+}
+
+func (m *ToolResultInput) write(w *flatWriter, at int) {
+	m.Thread.write(w, w.msg(at+trThread, sizeThread))
+	w.str(at+trServer, m.Server)
+	w.str(at+trPluginID, m.PluginID)
+	w.str(at+trTool, m.Tool)
+	w.bytes(at+trArguments, m.Arguments)
+	w.bytes(at+trResult, m.Result)
+	{
+		var f uint32
+		if m.IsError {
+			f |= trFlagIsError
+		}
+		w.put(at+trFlags, f, 0)
+	}
+	w.str(at+trCaller, m.Caller)
+}
+
+// flatFields lists the fields of each record type, in slot order.
+var flatFields = [numTypes][]flatField{
+	typeServersInput:      {{kind: fMessage, elem: typeThread, slot: siThread, off: unsafe.Offsetof(ServersInput{}.Thread), name: "thread", zero: zeroOf[Thread]}, {kind: fList, elem: typeEnvironment, slot: siEnvironments, off: unsafe.Offsetof(ServersInput{}.Environments), name: "environments", ops: listOf[Environment]()}, {kind: fList, elem: typeServer, slot: siServers, off: unsafe.Offsetof(ServersInput{}.Servers), name: "servers", ops: listOf[Server]()}, {kind: fBit, slot: siFlags, mask: siFlagHasRequirements, off: unsafe.Offsetof(ServersInput{}.HasRequirements), name: "flags"}, {kind: fList, elem: typeRequirement, slot: siRequirements, off: unsafe.Offsetof(ServersInput{}.Requirements), name: "requirements", ops: listOf[Requirement]()}},
+	typeCredentialsInput:  {{kind: fMessage, elem: typeThread, slot: ciThread, off: unsafe.Offsetof(CredentialsInput{}.Thread), name: "thread", zero: zeroOf[Thread]}, {kind: fMessage, elem: typeServer, slot: ciServer, off: unsafe.Offsetof(CredentialsInput{}.Server), name: "server", zero: zeroOf[Server]}, {kind: fString, slot: ciRoute, off: unsafe.Offsetof(CredentialsInput{}.Route), name: "route"}, {kind: fMessage, elem: typeEnvironment, slot: ciEnvironment, off: unsafe.Offsetof(CredentialsInput{}.Environment), name: "environment", zero: zeroOf[Environment]}},
+	typeToolCallInput:     {{kind: fMessage, elem: typeThread, slot: tcThread, off: unsafe.Offsetof(ToolCallInput{}.Thread), name: "thread", zero: zeroOf[Thread]}, {kind: fString, slot: tcServer, off: unsafe.Offsetof(ToolCallInput{}.Server), name: "server"}, {kind: fString, slot: tcPluginID, off: unsafe.Offsetof(ToolCallInput{}.PluginID), name: "plugin_id"}, {kind: fString, slot: tcTool, off: unsafe.Offsetof(ToolCallInput{}.Tool), name: "tool"}, {kind: fBytes, slot: tcArguments, off: unsafe.Offsetof(ToolCallInput{}.Arguments), name: "arguments"}, {kind: fString, slot: tcCaller, off: unsafe.Offsetof(ToolCallInput{}.Caller), name: "caller"}},
+	typeThread:            {{kind: fString, slot: thID, off: unsafe.Offsetof(Thread{}.ID), name: "id"}, {kind: fString, slot: thKind, off: unsafe.Offsetof(Thread{}.Kind), name: "kind"}, {kind: fList, elem: typeRoot, slot: thRoots, off: unsafe.Offsetof(Thread{}.Roots), name: "roots", ops: listOf[Root]()}},
+	typeRoot:              {{kind: fString, slot: rtID, off: unsafe.Offsetof(Root{}.ID), name: "id"}, {kind: fString, slot: rtLocation, off: unsafe.Offsetof(Root{}.Location), name: "location"}, {kind: fString, slot: rtEnvironmentID, off: unsafe.Offsetof(Root{}.EnvironmentID), name: "environment_id"}, {kind: fString, slot: rtPath, off: unsafe.Offsetof(Root{}.Path), name: "path"}},
+	typeEnvironment:       {{kind: fString, slot: envID, off: unsafe.Offsetof(Environment{}.ID), name: "id"}, {kind: fBit, slot: envFlags, mask: envFlagLocal, off: unsafe.Offsetof(Environment{}.Local), name: "flags"}, {kind: fBit, slot: envFlags, mask: envFlagConnected, off: unsafe.Offsetof(Environment{}.Connected), name: "flags"}, {kind: fBit, slot: envFlags, mask: envFlagHTTPHeaderEnvVars, off: unsafe.Offsetof(Environment{}.HTTPHeaderEnvVars), name: "flags"}, {kind: fBit, slot: envFlags, mask: envFlagProcesses, off: unsafe.Offsetof(Environment{}.Processes), name: "flags"}},
+	typeServer:            {{kind: fString, slot: svName, off: unsafe.Offsetof(Server{}.Name), name: "name"}, {kind: fString, slot: svOrigin, off: unsafe.Offsetof(Server{}.Origin), name: "origin"}, {kind: fString, slot: svPluginID, off: unsafe.Offsetof(Server{}.PluginID), name: "plugin_id"}, {kind: fString, slot: svTransport, off: unsafe.Offsetof(Server{}.Transport), name: "transport"}, {kind: fString, slot: svURL, off: unsafe.Offsetof(Server{}.URL), name: "url"}, {kind: fString, slot: svCommand, off: unsafe.Offsetof(Server{}.Command), name: "command"}, {kind: fStrings, slot: svArgs, off: unsafe.Offsetof(Server{}.Args), name: "args"}, {kind: fString, slot: svEnvironment, off: unsafe.Offsetof(Server{}.Environment), name: "environment"}, {kind: fList, elem: typeCredential, slot: svCredentials, off: unsafe.Offsetof(Server{}.Credentials), name: "credentials", ops: listOf[Credential]()}, {kind: fBit, slot: svFlags, mask: svFlagEnabled, off: unsafe.Offsetof(Server{}.Enabled), name: "flags"}, {kind: fBit, slot: svFlags, mask: svFlagRequired, off: unsafe.Offsetof(Server{}.Required), name: "flags"}, {kind: fStrings, slot: svEnabledTools, off: unsafe.Offsetof(Server{}.EnabledTools), name: "enabled_tools"}, {kind: fStrings, slot: svDisabledTools, off: unsafe.Offsetof(Server{}.DisabledTools), name: "disabled_tools"}, {kind: fCheck, slot: svURLHost, name: "url_host"}},
+	typeCredential:        {{kind: fString, slot: crKind, off: unsafe.Offsetof(Credential{}.Kind), name: "kind"}, {kind: fString, slot: crName, off: unsafe.Offsetof(Credential{}.Name), name: "name"}, {kind: fString, slot: crEnvVar, off: unsafe.Offsetof(Credential{}.EnvVar), name: "env_var"}, {kind: fString, slot: crOwner, off: unsafe.Offsetof(Credential{}.Owner), name: "owner"}, {kind: fString, slot: crResolvesAt, off: unsafe.Offsetof(Credential{}.ResolvesAt), name: "resolves_at"}},
+	typeRequirement:       {{kind: fString, slot: rqName, off: unsafe.Offsetof(Requirement{}.Name), name: "name"}, {kind: fString, slot: rqURL, off: unsafe.Offsetof(Requirement{}.URL), name: "url"}, {kind: fString, slot: rqCommand, off: unsafe.Offsetof(Requirement{}.Command), name: "command"}},
+	typeResourceReadInput: {{kind: fMessage, elem: typeThread, slot: rrThread, off: unsafe.Offsetof(ResourceReadInput{}.Thread), name: "thread", zero: zeroOf[Thread]}, {kind: fString, slot: rrServer, off: unsafe.Offsetof(ResourceReadInput{}.Server), name: "server"}, {kind: fString, slot: rrPluginID, off: unsafe.Offsetof(ResourceReadInput{}.PluginID), name: "plugin_id"}, {kind: fString, slot: rrURI, off: unsafe.Offsetof(ResourceReadInput{}.URI), name: "uri"}, {kind: fString, slot: rrCaller, off: unsafe.Offsetof(ResourceReadInput{}.Caller), name: "caller"}},
+	typePromptGetInput:    {{kind: fMessage, elem: typeThread, slot: pgThread, off: unsafe.Offsetof(PromptGetInput{}.Thread), name: "thread", zero: zeroOf[Thread]}, {kind: fString, slot: pgServer, off: unsafe.Offsetof(PromptGetInput{}.Server), name: "server"}, {kind: fString, slot: pgPluginID, off: unsafe.Offsetof(PromptGetInput{}.PluginID), name: "plugin_id"}, {kind: fString, slot: pgName, off: unsafe.Offsetof(PromptGetInput{}.Name), name: "name"}, {kind: fBytes, slot: pgArguments, off: unsafe.Offsetof(PromptGetInput{}.Arguments), name: "arguments"}, {kind: fString, slot: pgCaller, off: unsafe.Offsetof(PromptGetInput{}.Caller), name: "caller"}},
+	typeToolResultInput:   {{kind: fMessage, elem: typeThread, slot: trThread, off: unsafe.Offsetof(ToolResultInput{}.Thread), name: "thread", zero: zeroOf[Thread]}, {kind: fString, slot: trServer, off: unsafe.Offsetof(ToolResultInput{}.Server), name: "server"}, {kind: fString, slot: trPluginID, off: unsafe.Offsetof(ToolResultInput{}.PluginID), name: "plugin_id"}, {kind: fString, slot: trTool, off: unsafe.Offsetof(ToolResultInput{}.Tool), name: "tool"}, {kind: fBytes, slot: trArguments, off: unsafe.Offsetof(ToolResultInput{}.Arguments), name: "arguments"}, {kind: fBytes, slot: trResult, off: unsafe.Offsetof(ToolResultInput{}.Result), name: "result"}, {kind: fBit, slot: trFlags, mask: trFlagIsError, off: unsafe.Offsetof(ToolResultInput{}.IsError), name: "flags"}, {kind: fString, slot: trCaller, off: unsafe.Offsetof(ToolResultInput{}.Caller), name: "caller"}},
 }
 
 // AppendTo appends the flat encoding of m (docs/abi.md §6) to b and returns
 // the extended slice. Offsets inside the encoding are relative to its
 // start, so the result's b[len(b):] is a complete input.
 func (m *ServersInput) AppendTo(b []byte) []byte {
-	records, strs := m.size()
 	w := flatWriter{b: b}
-	w.begin(HookServers, sizeServersInput+records, strs)
-	m.write(&w, w.rec(sizeServersInput))
+	m.write(&w, w.root(HookServers, sizeServersInput, m))
 	return w.end()
 }
 
@@ -457,68 +378,54 @@ func (m *ServersInput) AppendTo(b []byte) []byte {
 //
 // Unmarshal is the host-side (and test) decoder; a guest reads inputs in
 // place with [Flat] and its views instead.
-func (m *ServersInput) Unmarshal(b []byte) error {
-	r, err := newReader(b, HookServers)
-	if err != nil {
-		return err
-	}
-	x := *m
-	r.readServersInput(&x, r.h.root)
-	if err := r.done(); err != nil {
-		return err
-	}
-	*m = x
-	return nil
-}
+func (m *ServersInput) Unmarshal(b []byte) error { return unmarshalFlat(m, b, HookServers) }
 
-// AppendTo appends the flat encoding of m (docs/abi.md §6) to b and returns
-// the extended slice. Offsets inside the encoding are relative to its
-// start, so the result's b[len(b):] is a complete input.
+// AppendTo appends the flat encoding of m to b; see ServersInput.AppendTo.
 func (m *CredentialsInput) AppendTo(b []byte) []byte {
-	records, strs := m.size()
 	w := flatWriter{b: b}
-	w.begin(HookCredentials, sizeCredentialsInput+records, strs)
-	m.write(&w, w.rec(sizeCredentialsInput))
+	m.write(&w, w.root(HookCredentials, sizeCredentialsInput, m))
 	return w.end()
 }
 
 // Unmarshal decodes the flat input b into m; see ServersInput.Unmarshal.
-func (m *CredentialsInput) Unmarshal(b []byte) error {
-	r, err := newReader(b, HookCredentials)
-	if err != nil {
-		return err
-	}
-	x := *m
-	r.readCredentialsInput(&x, r.h.root)
-	if err := r.done(); err != nil {
-		return err
-	}
-	*m = x
-	return nil
-}
+func (m *CredentialsInput) Unmarshal(b []byte) error { return unmarshalFlat(m, b, HookCredentials) }
 
-// AppendTo appends the flat encoding of m (docs/abi.md §6) to b and returns
-// the extended slice. Offsets inside the encoding are relative to its
-// start, so the result's b[len(b):] is a complete input.
+// AppendTo appends the flat encoding of m to b; see ServersInput.AppendTo.
 func (m *ToolCallInput) AppendTo(b []byte) []byte {
-	records, strs := m.size()
 	w := flatWriter{b: b}
-	w.begin(HookToolCall, sizeToolCallInput+records, strs)
-	m.write(&w, w.rec(sizeToolCallInput))
+	m.write(&w, w.root(HookToolCall, sizeToolCallInput, m))
 	return w.end()
 }
 
 // Unmarshal decodes the flat input b into m; see ServersInput.Unmarshal.
-func (m *ToolCallInput) Unmarshal(b []byte) error {
-	r, err := newReader(b, HookToolCall)
-	if err != nil {
-		return err
-	}
-	x := *m
-	r.readToolCallInput(&x, r.h.root)
-	if err := r.done(); err != nil {
-		return err
-	}
-	*m = x
-	return nil
+func (m *ToolCallInput) Unmarshal(b []byte) error { return unmarshalFlat(m, b, HookToolCall) }
+
+// AppendTo appends the flat encoding of m to b; see ServersInput.AppendTo.
+func (m *ResourceReadInput) AppendTo(b []byte) []byte {
+	w := flatWriter{b: b}
+	m.write(&w, w.root(HookResourceRead, sizeResourceReadInput, m))
+	return w.end()
 }
+
+// Unmarshal decodes the flat input b into m; see ServersInput.Unmarshal.
+func (m *ResourceReadInput) Unmarshal(b []byte) error { return unmarshalFlat(m, b, HookResourceRead) }
+
+// AppendTo appends the flat encoding of m to b; see ServersInput.AppendTo.
+func (m *PromptGetInput) AppendTo(b []byte) []byte {
+	w := flatWriter{b: b}
+	m.write(&w, w.root(HookPromptGet, sizePromptGetInput, m))
+	return w.end()
+}
+
+// Unmarshal decodes the flat input b into m; see ServersInput.Unmarshal.
+func (m *PromptGetInput) Unmarshal(b []byte) error { return unmarshalFlat(m, b, HookPromptGet) }
+
+// AppendTo appends the flat encoding of m to b; see ServersInput.AppendTo.
+func (m *ToolResultInput) AppendTo(b []byte) []byte {
+	w := flatWriter{b: b}
+	m.write(&w, w.root(HookToolResult, sizeToolResultInput, m))
+	return w.end()
+}
+
+// Unmarshal decodes the flat input b into m; see ServersInput.Unmarshal.
+func (m *ToolResultInput) Unmarshal(b []byte) error { return unmarshalFlat(m, b, HookToolResult) }

@@ -7,7 +7,7 @@ import (
 )
 
 // Reading flat inputs, host side: Unmarshal validates a whole input and
-// fills the Go structs (each record's reader is generated: flat_gen.go). Guests read inputs in place with the views of
+// fills the Go structs (by the tables of flat_gen.go: table.go). Guests read inputs in place with the views of
 // view.go instead; a view checks what it reads, when it reads it.
 
 // Sentinel errors wrapped by [InputError]; test with errors.Is.
@@ -22,7 +22,7 @@ var (
 
 // InputError reports a malformed flat input.
 type InputError struct {
-	Message string // the input message: "ServersInput", "CredentialsInput" or "ToolCallInput"
+	Message string // the input message: "ServersInput", "CredentialsInput", "ToolCallInput", ...
 	Path    string // where: e.g. "servers[3].url"; "" for the header
 	Offset  int    // byte offset of the bad header field or slot
 	Err     error  // ErrTruncated, ErrMagic, ErrVersion, ErrKind, ErrStride, ErrBounds or ErrCount
@@ -102,6 +102,12 @@ func rootType(kind Hook) int {
 		return typeCredentialsInput
 	case HookToolCall:
 		return typeToolCallInput
+	case HookResourceRead:
+		return typeResourceReadInput
+	case HookPromptGet:
+		return typePromptGetInput
+	case HookToolResult:
+		return typeToolResultInput
 	}
 	return typeServersInput
 }
@@ -264,6 +270,12 @@ func ValidateInput(h Hook, b []byte) error {
 		return new(CredentialsInput).Unmarshal(b)
 	case HookToolCall:
 		return new(ToolCallInput).Unmarshal(b)
+	case HookResourceRead:
+		return new(ResourceReadInput).Unmarshal(b)
+	case HookPromptGet:
+		return new(PromptGetInput).Unmarshal(b)
+	case HookToolResult:
+		return new(ToolResultInput).Unmarshal(b)
 	}
 	return &InputError{Message: "input", Err: ErrKind}
 }

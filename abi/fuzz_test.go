@@ -121,3 +121,28 @@ func FuzzUnmarshalToolCallOutput(f *testing.F) {
 		&abi.ToolCallOutput{Action: abi.ToolCallDeny, Reason: "no"},
 		&abi.ToolCallOutput{Rewrite: true, Arguments: []byte(`{"a":1}`)})
 }
+
+func FuzzUnmarshalToolResultInput(f *testing.F) {
+	fuzzInput(f, abi.HookToolResult, func() message { return new(abi.ToolResultInput) },
+		abitest.ToolResultInput("read_file", `{"path":"/x"}`, `{"content":[{"type":"text","text":"hi"}]}`, true))
+}
+
+func FuzzUnmarshalResourceReadInput(f *testing.F) {
+	fuzzInput(f, abi.HookResourceRead, func() message { return new(abi.ResourceReadInput) }, abitest.ResourceReadInput("file:///x"))
+}
+
+func FuzzUnmarshalPromptGetInput(f *testing.F) {
+	fuzzInput(f, abi.HookPromptGet, func() message { return new(abi.PromptGetInput) }, abitest.PromptGetInput("p", `{"a":"b"}`))
+}
+
+func FuzzUnmarshalToolResultOutput(f *testing.F) {
+	fuzzOutput(f, func() message { return new(abi.ToolResultOutput) },
+		&abi.ToolResultOutput{Action: abi.ToolResultRewrite, Result: []byte(`{"content":[]}`)},
+		&abi.ToolResultOutput{Action: abi.ToolResultError, Reason: "no"})
+}
+
+func FuzzUnmarshalPromptGetOutput(f *testing.F) {
+	fuzzOutput(f, func() message { return new(abi.PromptGetOutput) },
+		&abi.PromptGetOutput{Action: abi.ToolCallDeny, Reason: "no"},
+		&abi.PromptGetOutput{Rewrite: true, Arguments: []byte(`{"a":"b"}`)})
+}

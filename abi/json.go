@@ -47,12 +47,22 @@ func (a *CredentialAction) UnmarshalText(b []byte) error {
 	return err
 }
 
-// MarshalText returns the action's name ("allow", "deny").
+// MarshalText returns the action's name ("allow", "deny", "ask").
 func (a ToolCallAction) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
 
 // UnmarshalText parses an action name.
 func (a *ToolCallAction) UnmarshalText(b []byte) error {
 	v, err := ParseToolCallAction(string(b))
+	*a = v
+	return err
+}
+
+// MarshalText returns the action's name ("pass", "rewrite", "error").
+func (a ToolResultAction) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// UnmarshalText parses an action name.
+func (a *ToolResultAction) UnmarshalText(b []byte) error {
+	v, err := ParseToolResultAction(string(b))
 	*a = v
 	return err
 }

@@ -14,6 +14,9 @@ const (
 	typeServer
 	typeCredential
 	typeRequirement
+	typeResourceReadInput
+	typePromptGetInput
+	typeToolResultInput
 	numTypes
 )
 
@@ -98,34 +101,69 @@ const (
 	rqURL           = 8  // string
 	rqCommand       = 16 // string
 	sizeRequirement = 24
+
+	// ResourceReadInput
+	rrThread              = 0  // message Thread
+	rrServer              = 8  // string
+	rrPluginID            = 16 // string
+	rrURI                 = 24 // string
+	rrCaller              = 32 // string
+	sizeResourceReadInput = 40
+
+	// PromptGetInput
+	pgThread           = 0  // message Thread
+	pgServer           = 8  // string
+	pgPluginID         = 16 // string
+	pgName             = 24 // string
+	pgArguments        = 32 // bytes
+	pgCaller           = 40 // string
+	sizePromptGetInput = 48
+
+	// ToolResultInput
+	trThread            = 0  // message Thread
+	trServer            = 8  // string
+	trPluginID          = 16 // string
+	trTool              = 24 // string
+	trArguments         = 32 // bytes
+	trResult            = 40 // bytes
+	trFlags             = 48 // flags
+	trCaller            = 56 // string
+	sizeToolResultInput = 64
+	trFlagIsError       = 1
 )
 
 // knownSize is the record size of each type in this version: the stride the
 // writer uses, and the smallest stride the views read without copying.
 var knownSize = [numTypes]uint32{
-	typeServersInput:     sizeServersInput,
-	typeCredentialsInput: sizeCredentialsInput,
-	typeToolCallInput:    sizeToolCallInput,
-	typeThread:           sizeThread,
-	typeRoot:             sizeRoot,
-	typeEnvironment:      sizeEnvironment,
-	typeServer:           sizeServer,
-	typeCredential:       sizeCredential,
-	typeRequirement:      sizeRequirement,
+	typeServersInput:      sizeServersInput,
+	typeCredentialsInput:  sizeCredentialsInput,
+	typeToolCallInput:     sizeToolCallInput,
+	typeThread:            sizeThread,
+	typeRoot:              sizeRoot,
+	typeEnvironment:       sizeEnvironment,
+	typeServer:            sizeServer,
+	typeCredential:        sizeCredential,
+	typeRequirement:       sizeRequirement,
+	typeResourceReadInput: sizeResourceReadInput,
+	typePromptGetInput:    sizePromptGetInput,
+	typeToolResultInput:   sizeToolResultInput,
 }
 
 // typeName names the record types in errors.
-var typeName = [numTypes]string{"ServersInput", "CredentialsInput", "ToolCallInput", "Thread", "Root", "Environment", "Server", "Credential", "Requirement"}
+var typeName = [numTypes]string{"ServersInput", "CredentialsInput", "ToolCallInput", "Thread", "Root", "Environment", "Server", "Credential", "Requirement", "ResourceReadInput", "PromptGetInput", "ToolResultInput"}
 
 // schema lists the slots of each record type in order, for relayout.
 var schema = [numTypes][]slotDesc{
-	typeServersInput:     {{kMessage, typeThread}, {kList, typeEnvironment}, {kList, typeServer}, {kFlags, 0}, {kList, typeRequirement}},
-	typeCredentialsInput: {{kMessage, typeThread}, {kMessage, typeServer}, {kString, 0}, {kMessage, typeEnvironment}},
-	typeToolCallInput:    {{kMessage, typeThread}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}},
-	typeThread:           {{kString, 0}, {kString, 0}, {kList, typeRoot}},
-	typeRoot:             {{kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}},
-	typeEnvironment:      {{kString, 0}, {kFlags, 0}},
-	typeServer:           {{kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kStrings, 0}, {kString, 0}, {kList, typeCredential}, {kFlags, 0}, {kStrings, 0}, {kStrings, 0}, {kString, 0}},
-	typeCredential:       {{kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}},
-	typeRequirement:      {{kString, 0}, {kString, 0}, {kString, 0}},
+	typeServersInput:      {{kMessage, typeThread}, {kList, typeEnvironment}, {kList, typeServer}, {kFlags, 0}, {kList, typeRequirement}},
+	typeCredentialsInput:  {{kMessage, typeThread}, {kMessage, typeServer}, {kString, 0}, {kMessage, typeEnvironment}},
+	typeToolCallInput:     {{kMessage, typeThread}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}},
+	typeThread:            {{kString, 0}, {kString, 0}, {kList, typeRoot}},
+	typeRoot:              {{kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}},
+	typeEnvironment:       {{kString, 0}, {kFlags, 0}},
+	typeServer:            {{kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kStrings, 0}, {kString, 0}, {kList, typeCredential}, {kFlags, 0}, {kStrings, 0}, {kStrings, 0}, {kString, 0}},
+	typeCredential:        {{kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}},
+	typeRequirement:       {{kString, 0}, {kString, 0}, {kString, 0}},
+	typeResourceReadInput: {{kMessage, typeThread}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}},
+	typePromptGetInput:    {{kMessage, typeThread}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}},
+	typeToolResultInput:   {{kMessage, typeThread}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kString, 0}, {kFlags, 0}, {kString, 0}},
 }

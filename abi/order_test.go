@@ -36,11 +36,11 @@ func TestOutputEncodings(t *testing.T) {
 		{
 			"unknown fields of every wire type",
 			[]byte{
-				0x30, 0x96, 0x01, // field 6 varint 150
+				0x50, 0x96, 0x01, // field 10 varint 150
 				0x0a, 0x01, 'n', // name
-				0x39, 1, 2, 3, 4, 5, 6, 7, 8, // field 7 fixed64
-				0x42, 0x02, 'z', 'z', // field 8 bytes
-				0x4d, 1, 2, 3, 4, // field 9 fixed32
+				0x59, 1, 2, 3, 4, 5, 6, 7, 8, // field 11 fixed64
+				0x62, 0x02, 'z', 'z', // field 12 bytes
+				0x6d, 1, 2, 3, 4, // field 13 fixed32
 				0xf8, 0xff, 0xff, 0xff, 0x0f, 0x00, // field 2^29-1 varint 0
 				0x22, 0x01, 't', // allow_tools
 			},

@@ -2,8 +2,10 @@
 
 package abi
 
-// The protobuf encoders and decoders of the outputs (docs/abi.md §7), on
-// the primitives of encode.go and decode.go.
+import "unsafe"
+
+// The protobuf encoders of the outputs (docs/abi.md §7), on the primitives
+// of encode.go, and the tables of their decoder (table.go).
 
 // AppendTo appends the wire encoding of m to b and returns the extended slice.
 func (m *ServerDecision) AppendTo(b []byte) []byte {
@@ -12,36 +14,16 @@ func (m *ServerDecision) AppendTo(b []byte) []byte {
 	b = appendField(b, 3<<3|wireBytes, m.Reason)
 	b = appendStrings(b, 4<<3|wireBytes, m.AllowTools)
 	b = appendStrings(b, 5<<3|wireBytes, m.DenyTools)
+	b = appendStrings(b, 6<<3|wireBytes, m.AllowPrompts)
+	b = appendStrings(b, 7<<3|wireBytes, m.DenyPrompts)
+	b = appendStrings(b, 8<<3|wireBytes, m.AllowResources)
+	b = appendStrings(b, 9<<3|wireBytes, m.DenyResources)
 	return b
 }
 
-// Unmarshal decodes b into m, reusing m's slices. Strings are views into b,
-// valid only while b is unchanged (see the package documentation).
-// An undefined enum value is an error (ErrEnum): garbage never reads as a
-// decision.
+// Unmarshal decodes b into m, reusing m's slices: see decode.go.
 func (m *ServerDecision) Unmarshal(b []byte) error {
-	*m = ServerDecision{AllowTools: m.AllowTools[:0], DenyTools: m.DenyTools[:0]}
-	return decodeFields(b, "ServerDecision", knownServerDecision, m.field)
-}
-
-// field decodes field t, with value or length v, whose payload starts at
-// b[j]: see decodeFields.
-func (m *ServerDecision) field(b []byte, t, v uint64, j int) (int, error) {
-	switch t {
-	case 1<<3 | wireBytes:
-		m.Name, j = str(b, j, v)
-	case 2<<3 | wireVarint:
-		m.Action, j = ServerAction(v), enumEnd(v, uint64(ServerHide), j)
-	case 3<<3 | wireBytes:
-		m.Reason, j = str(b, j, v)
-	case 4<<3 | wireBytes:
-		return appendStr(&m.AllowTools, b, j, v), nil
-	case 5<<3 | wireBytes:
-		return appendStr(&m.DenyTools, b, j, v), nil
-	default:
-		return codeUnknown, nil
-	}
-	return j, nil
+	return decodeMessage(b, &protoServerDecision, unsafe.Pointer(m))
 }
 
 // AppendTo appends the wire encoding of m to b and returns the extended slice.
@@ -51,25 +33,9 @@ func (m *ServersOutput) AppendTo(b []byte) []byte {
 	return b
 }
 
-// Unmarshal decodes b into m, reusing m's slices. Strings are views into b,
-// valid only while b is unchanged (see the package documentation).
+// Unmarshal decodes b into m, reusing m's slices: see decode.go.
 func (m *ServersOutput) Unmarshal(b []byte) error {
-	*m = ServersOutput{Decisions: m.Decisions[:0]}
-	return decodeFields(b, "ServersOutput", knownServersOutput, m.field)
-}
-
-// field decodes field t, with value or length v, whose payload starts at
-// b[j]: see decodeFields.
-func (m *ServersOutput) field(b []byte, t, v uint64, j int) (int, error) {
-	switch t {
-	case 1<<3 | wireBytes:
-		return decodeElem(&m.Decisions, b, j, v)
-	case 15<<3 | wireBytes:
-		m.Error, j = str(b, j, v)
-	default:
-		return codeUnknown, nil
-	}
-	return j, nil
+	return decodeMessage(b, &protoServersOutput, unsafe.Pointer(m))
 }
 
 // AppendTo appends the wire encoding of m to b and returns the extended slice.
@@ -80,29 +46,9 @@ func (m *CredentialDecision) AppendTo(b []byte) []byte {
 	return b
 }
 
-// Unmarshal decodes b into m, reusing m's slices. Strings are views into b,
-// valid only while b is unchanged (see the package documentation).
-// An undefined enum value is an error (ErrEnum): garbage never reads as a
-// decision.
+// Unmarshal decodes b into m, reusing m's slices: see decode.go.
 func (m *CredentialDecision) Unmarshal(b []byte) error {
-	*m = CredentialDecision{}
-	return decodeFields(b, "CredentialDecision", knownCredentialDecision, m.field)
-}
-
-// field decodes field t, with value or length v, whose payload starts at
-// b[j]: see decodeFields.
-func (m *CredentialDecision) field(b []byte, t, v uint64, j int) (int, error) {
-	switch t {
-	case 1<<3 | wireVarint:
-		m.Index, j = uint32(v), inRange32(v, j)
-	case 2<<3 | wireVarint:
-		m.Action, j = CredentialAction(v), enumEnd(v, uint64(CredentialDeny), j)
-	case 3<<3 | wireBytes:
-		m.Reason, j = str(b, j, v)
-	default:
-		return codeUnknown, nil
-	}
-	return j, nil
+	return decodeMessage(b, &protoCredentialDecision, unsafe.Pointer(m))
 }
 
 // AppendTo appends the wire encoding of m to b and returns the extended slice.
@@ -112,25 +58,9 @@ func (m *CredentialsOutput) AppendTo(b []byte) []byte {
 	return b
 }
 
-// Unmarshal decodes b into m, reusing m's slices. Strings are views into b,
-// valid only while b is unchanged (see the package documentation).
+// Unmarshal decodes b into m, reusing m's slices: see decode.go.
 func (m *CredentialsOutput) Unmarshal(b []byte) error {
-	*m = CredentialsOutput{Decisions: m.Decisions[:0]}
-	return decodeFields(b, "CredentialsOutput", knownCredentialsOutput, m.field)
-}
-
-// field decodes field t, with value or length v, whose payload starts at
-// b[j]: see decodeFields.
-func (m *CredentialsOutput) field(b []byte, t, v uint64, j int) (int, error) {
-	switch t {
-	case 1<<3 | wireBytes:
-		return decodeElem(&m.Decisions, b, j, v)
-	case 15<<3 | wireBytes:
-		m.Error, j = str(b, j, v)
-	default:
-		return codeUnknown, nil
-	}
-	return j, nil
+	return decodeMessage(b, &protoCredentialsOutput, unsafe.Pointer(m))
 }
 
 // AppendTo appends the wire encoding of m to b and returns the extended slice.
@@ -143,41 +73,67 @@ func (m *ToolCallOutput) AppendTo(b []byte) []byte {
 	return b
 }
 
-// Unmarshal decodes b into m, reusing m's slices. Strings are views into b,
-// valid only while b is unchanged (see the package documentation).
-// An undefined enum value is an error (ErrEnum): garbage never reads as a
-// decision.
+// Unmarshal decodes b into m, reusing m's slices: see decode.go.
 func (m *ToolCallOutput) Unmarshal(b []byte) error {
-	*m = ToolCallOutput{}
-	return decodeFields(b, "ToolCallOutput", knownToolCallOutput, m.field)
+	return decodeMessage(b, &protoToolCallOutput, unsafe.Pointer(m))
 }
 
-// field decodes field t, with value or length v, whose payload starts at
-// b[j]: see decodeFields.
-func (m *ToolCallOutput) field(b []byte, t, v uint64, j int) (int, error) {
-	switch t {
-	case 1<<3 | wireVarint:
-		m.Action, j = ToolCallAction(v), enumEnd(v, uint64(ToolCallDeny), j)
-	case 2<<3 | wireBytes:
-		m.Reason, j = str(b, j, v)
-	case 3<<3 | wireVarint:
-		m.Rewrite = v != 0
-	case 4<<3 | wireBytes:
-		m.Arguments, j = view(b, j, v)
-	case 15<<3 | wireBytes:
-		m.Error, j = str(b, j, v)
-	default:
-		return codeUnknown, nil
-	}
-	return j, nil
+// AppendTo appends the wire encoding of m to b and returns the extended slice.
+func (m *ResourceReadOutput) AppendTo(b []byte) []byte {
+	b = appendUint(b, 1<<3|wireVarint, uint64(int64(m.Action)))
+	b = appendField(b, 2<<3|wireBytes, m.Reason)
+	b = appendField(b, 15<<3|wireBytes, m.Error)
+	return b
 }
+
+// Unmarshal decodes b into m, reusing m's slices: see decode.go.
+func (m *ResourceReadOutput) Unmarshal(b []byte) error {
+	return decodeMessage(b, &protoResourceReadOutput, unsafe.Pointer(m))
+}
+
+// AppendTo appends the wire encoding of m to b: that of a ToolCallOutput.
+func (m *PromptGetOutput) AppendTo(b []byte) []byte { return (*ToolCallOutput)(m).AppendTo(b) }
+
+// Unmarshal decodes b into m, reusing m's slices: see decode.go.
+func (m *PromptGetOutput) Unmarshal(b []byte) error {
+	return decodeMessage(b, &protoPromptGetOutput, unsafe.Pointer(m))
+}
+
+// AppendTo appends the wire encoding of m to b and returns the extended slice.
+func (m *ToolResultOutput) AppendTo(b []byte) []byte {
+	b = appendUint(b, 1<<3|wireVarint, uint64(int64(m.Action)))
+	b = appendField(b, 2<<3|wireBytes, m.Reason)
+	b = appendField(b, 3<<3|wireBytes, m.Result)
+	b = appendField(b, 15<<3|wireBytes, m.Error)
+	return b
+}
+
+// Unmarshal decodes b into m, reusing m's slices: see decode.go.
+func (m *ToolResultOutput) Unmarshal(b []byte) error {
+	return decodeMessage(b, &protoToolResultOutput, unsafe.Pointer(m))
+}
+
+// The tables of the outputs' decoder (decodeMessage: table.go).
+var (
+	protoServerDecision     = protoMsg{name: "ServerDecision", known: knownServerDecision, fields: []protoField{{tag: 1<<3 | wireBytes, kind: pString, off: unsafe.Offsetof(ServerDecision{}.Name)}, {tag: 2<<3 | wireVarint, kind: pEnum, max: uint64(ServerHide), off: unsafe.Offsetof(ServerDecision{}.Action)}, {tag: 3<<3 | wireBytes, kind: pString, off: unsafe.Offsetof(ServerDecision{}.Reason)}, {tag: 4<<3 | wireBytes, kind: pStrings, off: unsafe.Offsetof(ServerDecision{}.AllowTools)}, {tag: 5<<3 | wireBytes, kind: pStrings, off: unsafe.Offsetof(ServerDecision{}.DenyTools)}, {tag: 6<<3 | wireBytes, kind: pStrings, off: unsafe.Offsetof(ServerDecision{}.AllowPrompts)}, {tag: 7<<3 | wireBytes, kind: pStrings, off: unsafe.Offsetof(ServerDecision{}.DenyPrompts)}, {tag: 8<<3 | wireBytes, kind: pStrings, off: unsafe.Offsetof(ServerDecision{}.AllowResources)}, {tag: 9<<3 | wireBytes, kind: pStrings, off: unsafe.Offsetof(ServerDecision{}.DenyResources)}}}
+	protoServersOutput      = protoMsg{name: "ServersOutput", known: knownServersOutput, fields: []protoField{{tag: 1<<3 | wireBytes, kind: pMessages, off: unsafe.Offsetof(ServersOutput{}.Decisions), elem: &protoServerDecision, ops: listOf[ServerDecision]()}, {tag: 15<<3 | wireBytes, kind: pString, off: unsafe.Offsetof(ServersOutput{}.Error)}}}
+	protoCredentialDecision = protoMsg{name: "CredentialDecision", known: knownCredentialDecision, fields: []protoField{{tag: 1<<3 | wireVarint, kind: pUint32, off: unsafe.Offsetof(CredentialDecision{}.Index)}, {tag: 2<<3 | wireVarint, kind: pEnum, max: uint64(CredentialDeny), off: unsafe.Offsetof(CredentialDecision{}.Action)}, {tag: 3<<3 | wireBytes, kind: pString, off: unsafe.Offsetof(CredentialDecision{}.Reason)}}}
+	protoCredentialsOutput  = protoMsg{name: "CredentialsOutput", known: knownCredentialsOutput, fields: []protoField{{tag: 1<<3 | wireBytes, kind: pMessages, off: unsafe.Offsetof(CredentialsOutput{}.Decisions), elem: &protoCredentialDecision, ops: listOf[CredentialDecision]()}, {tag: 15<<3 | wireBytes, kind: pString, off: unsafe.Offsetof(CredentialsOutput{}.Error)}}}
+	protoToolCallOutput     = protoMsg{name: "ToolCallOutput", known: knownToolCallOutput, fields: []protoField{{tag: 1<<3 | wireVarint, kind: pEnum, max: uint64(ToolCallAsk), off: unsafe.Offsetof(ToolCallOutput{}.Action)}, {tag: 2<<3 | wireBytes, kind: pString, off: unsafe.Offsetof(ToolCallOutput{}.Reason)}, {tag: 3<<3 | wireVarint, kind: pBool, off: unsafe.Offsetof(ToolCallOutput{}.Rewrite)}, {tag: 4<<3 | wireBytes, kind: pBytes, off: unsafe.Offsetof(ToolCallOutput{}.Arguments)}, {tag: 15<<3 | wireBytes, kind: pString, off: unsafe.Offsetof(ToolCallOutput{}.Error)}}}
+	protoResourceReadOutput = protoMsg{name: "ResourceReadOutput", known: knownResourceReadOutput, fields: []protoField{{tag: 1<<3 | wireVarint, kind: pEnum, max: uint64(ToolCallDeny), off: unsafe.Offsetof(ResourceReadOutput{}.Action)}, {tag: 2<<3 | wireBytes, kind: pString, off: unsafe.Offsetof(ResourceReadOutput{}.Reason)}, {tag: 15<<3 | wireBytes, kind: pString, off: unsafe.Offsetof(ResourceReadOutput{}.Error)}}}
+	protoPromptGetOutput    = protoMsg{name: "PromptGetOutput", known: knownPromptGetOutput, fields: []protoField{{tag: 1<<3 | wireVarint, kind: pEnum, max: uint64(ToolCallDeny), off: unsafe.Offsetof(PromptGetOutput{}.Action)}, {tag: 2<<3 | wireBytes, kind: pString, off: unsafe.Offsetof(PromptGetOutput{}.Reason)}, {tag: 3<<3 | wireVarint, kind: pBool, off: unsafe.Offsetof(PromptGetOutput{}.Rewrite)}, {tag: 4<<3 | wireBytes, kind: pBytes, off: unsafe.Offsetof(PromptGetOutput{}.Arguments)}, {tag: 15<<3 | wireBytes, kind: pString, off: unsafe.Offsetof(PromptGetOutput{}.Error)}}}
+	protoToolResultOutput   = protoMsg{name: "ToolResultOutput", known: knownToolResultOutput, fields: []protoField{{tag: 1<<3 | wireVarint, kind: pEnum, max: uint64(ToolResultError), off: unsafe.Offsetof(ToolResultOutput{}.Action)}, {tag: 2<<3 | wireBytes, kind: pString, off: unsafe.Offsetof(ToolResultOutput{}.Reason)}, {tag: 3<<3 | wireBytes, kind: pBytes, off: unsafe.Offsetof(ToolResultOutput{}.Result)}, {tag: 15<<3 | wireBytes, kind: pString, off: unsafe.Offsetof(ToolResultOutput{}.Error)}}}
+)
 
 // Known-field masks: bit n set = field n is defined (used by skip to tell a
 // wire type mismatch from an unknown field).
 const (
-	knownServerDecision     = 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5
+	knownServerDecision     = 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<5 | 1<<6 | 1<<7 | 1<<8 | 1<<9
 	knownServersOutput      = 1<<1 | 1<<15
 	knownCredentialDecision = 1<<1 | 1<<2 | 1<<3
 	knownCredentialsOutput  = 1<<1 | 1<<15
 	knownToolCallOutput     = 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<15
+	knownResourceReadOutput = 1<<1 | 1<<2 | 1<<15
+	knownPromptGetOutput    = 1<<1 | 1<<2 | 1<<3 | 1<<4 | 1<<15
+	knownToolResultOutput   = 1<<1 | 1<<2 | 1<<3 | 1<<15
 )

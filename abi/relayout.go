@@ -47,7 +47,7 @@ func (f *Flat) relayout(b []byte, kind Hook) ([]byte, error) {
 		return nil, ValidateInput(kind, b) // the precise error
 	}
 	w := flatWriter{b: r.dst}
-	w.header(kind)
+	w.header(kind, numTypes, hdrSize)
 	binary.LittleEndian.PutUint32(r.dst[hdrRoot:], uint32(root))
 	f.own = r.dst
 	return r.dst, nil

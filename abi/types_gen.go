@@ -2,7 +2,7 @@
 
 package abi
 
-// The message types of ABI v1 (docs/abi.md §6 for the inputs, §7 for the
+// The message types of the ABI (docs/abi.md §6 for the inputs, §7 for the
 // outputs, whose field comments give the protobuf field number). Strings
 // decoded by Unmarshal are views into the decoded buffer: see the package
 // documentation.
@@ -92,13 +92,48 @@ type Requirement struct {
 	Command string `json:"command,omitempty"`
 }
 
+// ResourceReadInput is the input of the resource_read hook (ABI v2).
+type ResourceReadInput struct {
+	Thread   Thread `json:"thread,omitempty"`
+	Server   string `json:"server,omitempty"`
+	PluginID string `json:"pluginId,omitempty"`
+	URI      string `json:"uri,omitempty"` // the resource's URI, as the server lists it
+	Caller   string `json:"caller,omitempty"`
+}
+
+// PromptGetInput is the input of the prompt_get hook (ABI v2).
+type PromptGetInput struct {
+	Thread    Thread  `json:"thread,omitempty"`
+	Server    string  `json:"server,omitempty"`
+	PluginID  string  `json:"pluginId,omitempty"`
+	Name      string  `json:"name,omitempty"`      // the prompt's name on its server
+	Arguments RawJSON `json:"arguments,omitempty"` // a JSON object of strings (validated by the host)
+	Caller    string  `json:"caller,omitempty"`
+}
+
+// ToolResultInput is the input of the tool_result hook (ABI v2).
+type ToolResultInput struct {
+	Thread    Thread  `json:"thread,omitempty"`
+	Server    string  `json:"server,omitempty"`
+	PluginID  string  `json:"pluginId,omitempty"`
+	Tool      string  `json:"tool,omitempty"`
+	Arguments RawJSON `json:"arguments,omitempty"` // the JSON object of arguments actually sent (after any rewrite)
+	Result    RawJSON `json:"result,omitempty"`    // the upstream CallToolResult as a JSON object
+	IsError   bool    `json:"isError,omitempty"`   // (the result's isError)
+	Caller    string  `json:"caller,omitempty"`
+}
+
 // ServerDecision is the servers hook's decision for one server.
 type ServerDecision struct {
-	Name       string       `json:"name,omitempty"`       // 1: the server's name
-	Action     ServerAction `json:"action,omitempty"`     // 2
-	Reason     string       `json:"reason,omitempty"`     // 3
-	AllowTools []string     `json:"allowTools,omitempty"` // 4: non-empty: only these tools are usable
-	DenyTools  []string     `json:"denyTools,omitempty"`  // 5: these tools are not usable
+	Name           string       `json:"name,omitempty"`           // 1: the server's name
+	Action         ServerAction `json:"action,omitempty"`         // 2
+	Reason         string       `json:"reason,omitempty"`         // 3
+	AllowTools     []string     `json:"allowTools,omitempty"`     // 4: non-empty: only these tools are usable
+	DenyTools      []string     `json:"denyTools,omitempty"`      // 5: these tools are not usable
+	AllowPrompts   []string     `json:"allowPrompts,omitempty"`   // 6: v2: non-empty: only these prompts are usable
+	DenyPrompts    []string     `json:"denyPrompts,omitempty"`    // 7: v2: these prompts are not usable
+	AllowResources []string     `json:"allowResources,omitempty"` // 8: v2: non-empty: only these resources (URIs or URI templates; a trailing * matches a prefix)
+	DenyResources  []string     `json:"denyResources,omitempty"`  // 9: v2: these resources are not usable
 }
 
 // ServersOutput is the output of the servers hook. A server not named in
@@ -129,4 +164,28 @@ type ToolCallOutput struct {
 	Rewrite   bool           `json:"rewrite,omitempty"`   // 3: replace the call's arguments with arguments
 	Arguments RawJSON        `json:"arguments,omitempty"` // 4: a JSON object, used when rewrite is true
 	Error     string         `json:"error,omitempty"`     // 15: non-empty = guest failure; the host fails closed
+}
+
+// ResourceReadOutput is the output of the resource_read hook (ABI v2).
+type ResourceReadOutput struct {
+	Action ToolCallAction `json:"action,omitempty"` // 1: ALLOW or DENY (ASK is undefined here)
+	Reason string         `json:"reason,omitempty"` // 2: DENY: returned to the client
+	Error  string         `json:"error,omitempty"`  // 15: non-empty = guest failure; the host fails closed
+}
+
+// PromptGetOutput is the output of the prompt_get hook (ABI v2).
+type PromptGetOutput struct {
+	Action    ToolCallAction `json:"action,omitempty"`    // 1: ALLOW or DENY (ASK is undefined here)
+	Reason    string         `json:"reason,omitempty"`    // 2: DENY: returned to the client
+	Rewrite   bool           `json:"rewrite,omitempty"`   // 3: replace the prompt's arguments with arguments
+	Arguments RawJSON        `json:"arguments,omitempty"` // 4: a JSON object, used when rewrite is true
+	Error     string         `json:"error,omitempty"`     // 15: non-empty = guest failure; the host fails closed
+}
+
+// ToolResultOutput is the output of the tool_result hook (ABI v2).
+type ToolResultOutput struct {
+	Action ToolResultAction `json:"action,omitempty"` // 1
+	Reason string           `json:"reason,omitempty"` // 2: ERROR: the text of the tool error the client gets
+	Result RawJSON          `json:"result,omitempty"` // 3: REWRITE: a CallToolResult JSON object replacing the result
+	Error  string           `json:"error,omitempty"`  // 15: non-empty = guest failure; the host fails closed
 }

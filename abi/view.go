@@ -10,7 +10,7 @@ import (
 // few loads: a string is a substring of the input, a list is an offset and
 // a count, nothing is decoded ahead or copied. See "Cost model" in doc.go.
 //
-// Flat.Servers (and Credentials, ToolCall) checks the header and the root
+// Flat.Servers (and Credentials, ToolCall and the others) checks the header and the root
 // record once per call. After that, each accessor checks what it reads when
 // it reads it: a string or list that does not lie inside the input makes
 // the accessor panic with an *InputError (the sdk recovers it and returns
@@ -48,13 +48,13 @@ type Flat struct {
 // b). An input that fails a check takes the slow path, which reports the
 // error, or copies an older host's input into this version's layout.
 func (f *Flat) root(b []byte, kind Hook, root int, size uint64) ([]byte, error) {
-	if len(b) < hdrSize {
+	if len(b) < hdrSizeV1 {
 		return f.slow(b, kind, root, size)
 	}
-	h := (*[hdrSize]byte)(b)
+	h := (*[hdrSizeV1]byte)(b)
 	n := uint64(len(b))
 	bad := (u32(h[hdrMagic:]) ^ FlatMagic) | (u32(h[hdrVersion:]) ^ FlatVersion) | (u32(h[hdrKind:]) ^ uint64(kind))
-	bad |= (u32(h[hdrTypes:]) - numTypes) >> 63 // fewer types than this version knows
+	bad |= (u32(h[hdrTypes:]) - numTypesV1) >> 63 // fewer types than version 1 knows
 	// Written out, not looped: a loop costs an interrupt check per iteration.
 	s0, s1, s2 := u32(h[hdrStrides:]), u32(h[hdrStrides+4:]), u32(h[hdrStrides+8:])
 	s3, s4, s5 := u32(h[hdrStrides+12:]), u32(h[hdrStrides+16:]), u32(h[hdrStrides+20:])
@@ -63,7 +63,10 @@ func (f *Flat) root(b []byte, kind Hook, root int, size uint64) ([]byte, error) 
 	bad |= ((s0 - sizeServersInput) | (s1 - sizeCredentialsInput) | (s2 - sizeToolCallInput) |
 		(s3 - sizeThread) | (s4 - sizeRoot) | (s5 - sizeEnvironment) |
 		(s6 - sizeServer) | (s7 - sizeCredential) | (s8 - sizeRequirement)) >> 63
-	f.strides = [numTypes]uint64{s0, s1, s2, s3, s4, s5, s6, s7, s8}
+	// The version 1 types' strides; those of the types version 2 added are
+	// set by root2 before it calls root (an input of a version 1 hook
+	// never refers to them).
+	*(*[numTypesV1]uint64)(f.strides[:numTypesV1]) = [numTypesV1]uint64{s0, s1, s2, s3, s4, s5, s6, s7, s8}
 	r := u32(h[hdrRoot:])
 	bad |= (n - r - f.strides[root]) >> 63 // (all values below 2^33: no wrap)
 	if bad != 0 {
@@ -90,6 +93,32 @@ func (f *Flat) root(b []byte, kind Hook, root int, size uint64) ([]byte, error) 
 		return b[r : r+size], nil
 	}
 	return f.slow(b, kind, root, size)
+}
+
+// root2 is root for the input of a version 2 hook: it reads the strides
+// of the record types version 2 added (its root types) first.
+func (f *Flat) root2(b []byte, kind Hook, root int, size uint64) ([]byte, error) {
+	if f.moreStrides(b) != 0 {
+		return f.slow(b, kind, root, size)
+	}
+	return f.root(b, kind, root, size)
+}
+
+// moreStrides reads the strides of the record types that version 2 added
+// (the roots of its hooks' inputs) into f.strides, and returns nonzero
+// unless there are as many as this version knows, each a multiple of 8
+// and at least this version's record size.
+func (f *Flat) moreStrides(b []byte) uint64 {
+	if len(b) < hdrStrides+4*numTypes {
+		return 1
+	}
+	h := (*[hdrStrides + 4*numTypes]byte)(b)
+	bad := (u32(h[hdrTypes:]) - numTypes) >> 63
+	s9, s10, s11 := u32(h[hdrStrides+36:]), u32(h[hdrStrides+40:]), u32(h[hdrStrides+44:])
+	bad |= (s9 | s10 | s11) & 7
+	bad |= ((s9 - sizeResourceReadInput) | (s10 - sizePromptGetInput) | (s11 - sizeToolResultInput)) >> 63
+	f.strides[typeResourceReadInput], f.strides[typePromptGetInput], f.strides[typeToolResultInput] = s9, s10, s11
+	return bad
 }
 
 // newBuffer sets f.b to the new buffer b, with length 0. A guest passes
@@ -130,6 +159,9 @@ func (f *Flat) slow(b []byte, kind Hook, root int, size uint64) ([]byte, error) 
 	if err != nil {
 		return badRoot[:], err
 	}
+	if kind&V1Hooks == 0 {
+		return f.root2(own, kind, root, size)
+	}
 	return f.root(own, kind, root, size)
 }
 
@@ -154,9 +186,31 @@ func (f *Flat) ToolCall(b []byte) (ToolCallView, error) {
 	return ToolCallView{f, (*[sizeToolCallInput]byte)(r)}, err
 }
 
+// ResourceRead parses b as the flat input of the resource_read hook; see
+// Servers.
+func (f *Flat) ResourceRead(b []byte) (ResourceReadView, error) {
+	r, err := f.root2(b, HookResourceRead, typeResourceReadInput, sizeResourceReadInput)
+	return ResourceReadView{f, (*[sizeResourceReadInput]byte)(r)}, err
+}
+
+// PromptGet parses b as the flat input of the prompt_get hook; see Servers.
+func (f *Flat) PromptGet(b []byte) (PromptGetView, error) {
+	r, err := f.root2(b, HookPromptGet, typePromptGetInput, sizePromptGetInput)
+	return PromptGetView{f, (*[sizePromptGetInput]byte)(r)}, err
+}
+
+// ToolResult parses b as the flat input of the tool_result hook; see
+// Servers.
+func (f *Flat) ToolResult(b []byte) (ToolResultView, error) {
+	r, err := f.root2(b, HookToolResult, typeToolResultInput, sizeToolResultInput)
+	return ToolResultView{f, (*[sizeToolResultInput]byte)(r)}, err
+}
+
 // badRoot is the root record returned with an error: the views of a
-// malformed input are never used, but converting it must not panic.
-var badRoot [sizeToolCallInput]byte
+// malformed input are never used, but converting it must not panic. It is
+// as large as the largest root record.
+var badRoot [max(sizeServersInput, sizeCredentialsInput, sizeToolCallInput,
+	sizeResourceReadInput, sizePromptGetInput, sizeToolResultInput)]byte
 
 // errRead is the panic value of an accessor that reads a reference lying
 // outside the input. The sdk recovers it and reports the input as

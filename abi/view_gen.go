@@ -238,6 +238,90 @@ func (v RequirementView) URL() string { return v.f.str(v.r[rqURL:]) }
 // Command is the required command.
 func (v RequirementView) Command() string { return v.f.str(v.r[rqCommand:]) }
 
+// ResourceReadView is a read-only view of the resource_read hook's input.
+type ResourceReadView struct {
+	f *Flat
+	r *[sizeResourceReadInput]byte
+}
+
+// Thread is the thread the hook runs for.
+func (v ResourceReadView) Thread() ThreadView {
+	return ThreadView{v.f, (*[sizeThread]byte)(v.f.b[v.f.thread : v.f.thread+sizeThread])}
+}
+
+// Server is the name of the server the resource is read from.
+func (v ResourceReadView) Server() string { return v.f.str(v.r[rrServer:]) }
+
+// PluginID is the plugin the server belongs to ("" for none).
+func (v ResourceReadView) PluginID() string { return v.f.str(v.r[rrPluginID:]) }
+
+// URI is the resource's URI, as the server lists it.
+func (v ResourceReadView) URI() string { return v.f.str(v.r[rrURI:]) }
+
+// Caller identifies who made the request.
+func (v ResourceReadView) Caller() string { return v.f.str(v.r[rrCaller:]) }
+
+// PromptGetView is a read-only view of the prompt_get hook's input.
+type PromptGetView struct {
+	f *Flat
+	r *[sizePromptGetInput]byte
+}
+
+// Thread is the thread the hook runs for.
+func (v PromptGetView) Thread() ThreadView {
+	return ThreadView{v.f, (*[sizeThread]byte)(v.f.b[v.f.thread : v.f.thread+sizeThread])}
+}
+
+// Server is the name of the server the prompt belongs to.
+func (v PromptGetView) Server() string { return v.f.str(v.r[pgServer:]) }
+
+// PluginID is the plugin the server belongs to ("" for none).
+func (v PromptGetView) PluginID() string { return v.f.str(v.r[pgPluginID:]) }
+
+// Name is the prompt's name on its server.
+func (v PromptGetView) Name() string { return v.f.str(v.r[pgName:]) }
+
+// Arguments is the request's arguments, a JSON object (validated by the
+// host): a view into the input (nil when empty) that must not be modified.
+func (v PromptGetView) Arguments() []byte { return v.f.bytes(v.r[pgArguments:]) }
+
+// Caller identifies who made the request.
+func (v PromptGetView) Caller() string { return v.f.str(v.r[pgCaller:]) }
+
+// ToolResultView is a read-only view of the tool_result hook's input.
+type ToolResultView struct {
+	f *Flat
+	r *[sizeToolResultInput]byte
+}
+
+// Thread is the thread the hook runs for.
+func (v ToolResultView) Thread() ThreadView {
+	return ThreadView{v.f, (*[sizeThread]byte)(v.f.b[v.f.thread : v.f.thread+sizeThread])}
+}
+
+// Server is the name of the server called.
+func (v ToolResultView) Server() string { return v.f.str(v.r[trServer:]) }
+
+// PluginID is the plugin the server belongs to ("" for none).
+func (v ToolResultView) PluginID() string { return v.f.str(v.r[trPluginID:]) }
+
+// Tool is the tool name.
+func (v ToolResultView) Tool() string { return v.f.str(v.r[trTool:]) }
+
+// Arguments is the arguments actually sent (after any rewrite), a JSON
+// object: a view into the input (nil when empty) that must not be modified.
+func (v ToolResultView) Arguments() []byte { return v.f.bytes(v.r[trArguments:]) }
+
+// Result is the upstream CallToolResult as a JSON object: a view into the
+// input (nil when empty) that must not be modified.
+func (v ToolResultView) Result() []byte { return v.f.bytes(v.r[trResult:]) }
+
+// IsError reports whether the upstream result is a tool error (its isError).
+func (v ToolResultView) IsError() bool { return bit(v.r[trFlags:], trFlagIsError) }
+
+// Caller identifies who made the call.
+func (v ToolResultView) Caller() string { return v.f.str(v.r[trCaller:]) }
+
 // RootList is a list of Root records. At panics when i is out of range.
 type RootList struct{ l list }
 

@@ -24,16 +24,18 @@
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -o policy.wasm .
 //
 // Importing sdk is all it takes: the package defines the ABI exports
-// (warden_abi_version, warden_alloc, warden_hooks, warden_servers,
-// warden_credentials, warden_tool_call) with //go:wasmexport, which works
-// from a non-main package, and warden_hooks reports which handlers were
-// registered. sdk.Log uses the warden.log import; a module that never logs
+// (warden_abi_version, which returns 2, warden_alloc, warden_hooks and every
+// hook's export: warden_servers, warden_credentials, warden_tool_call,
+// warden_resource_read, warden_prompt_get, warden_tool_result) with
+// //go:wasmexport, which works from a non-main package, and warden_hooks
+// reports which handlers were registered. sdk.Log uses the warden.log import; a module that never logs
 // does not import it. See docs/abi.md for the contract.
 //
 // # Inputs are views
 //
 // A handler receives a read-only view of the hook input (ServersInput,
-// CredentialsInput, ToolCallInput: the abi package's views): methods that
+// CredentialsInput, ToolCallInput, ResourceReadInput, PromptGetInput,
+// ToolResultInput: the abi package's views): methods that
 // read one field each, where it lies in the input buffer. Nothing is decoded
 // ahead of time, so a handler pays only for the fields it reads:
 //
@@ -65,6 +67,23 @@
 // SDK and is reused from call to call: a warm hook call allocates nothing
 // unless the handler does.
 //
+// The hooks of ABI version 2 register the same way:
+//
+//	sdk.ToolResult(func(in sdk.ToolResultInput, out *sdk.ToolResultOutput) {
+//		if bytes.Contains(in.Result(), marker) {
+//			out.Rewrite(redactedJSON, "redacted")  // a CallToolResult JSON object
+//		}
+//	})
+//	sdk.ResourceRead(func(in sdk.ResourceReadInput, out *sdk.ResourceReadOutput) {
+//		if strings.HasPrefix(in.URI(), "file:///etc/") {
+//			out.Deny("no system files")
+//		}
+//	})
+//
+// with sdk.PromptGet for prompts/get, out.Ask in tool_call (the front door
+// asks its client's user first) and out.AllowPrompts, DenyPrompts,
+// AllowResources and DenyResources in servers.
+//
 // # Lifetimes
 //
 // Input strings are zero-copy views into the input buffer. They are valid
@@ -75,8 +94,9 @@
 // # Failing closed
 //
 // A handler that cannot decide calls out.Fail(msg); the host then treats the
-// plugin's decision as "disable everything it governs" (servers, credentials)
-// or "deny" (tool_call) with msg in the reason. A panic in a handler is
+// plugin's decision as "disable everything it governs" (servers, credentials),
+// "deny" (tool_call, resource_read, prompt_get) or a tool error
+// (tool_result) with msg in the reason. A panic in a handler is
 // recovered and reported the same way, as is a malformed input, whether the
 // SDK finds it when the call starts (the header) or a view finds it when the
 // handler reads a field (a view never reads outside the input: it panics
@@ -87,7 +107,8 @@
 // The registration API works in ordinary Go builds too. Invoke runs the
 // module's handler on an encoded input with exactly the code the wasm export
 // runs (same parse, same views, same output encoding), and EvalServers,
-// EvalCredentials and EvalToolCall wrap it for tests, taking the host-side
+// EvalCredentials, EvalToolCall, EvalResourceRead, EvalPromptGet and
+// EvalToolResult wrap it for tests, taking the host-side
 // structs of package abi:
 //
 //	out, err := sdk.EvalServers(&abi.ServersInput{

@@ -300,10 +300,39 @@ func (o *ServersOutput) DenyTools(name string, tools ...string) {
 	o.addGeneral(name, abi.ServerExpose, nil, nil, tools)
 }
 
-// Add records decision d as it is: an action, a reason and tool lists in
+// AllowPrompts restricts server name to the listed prompts (ABI version 2;
+// an allow list, like AllowTools).
+func (o *ServersOutput) AllowPrompts(name string, prompts ...string) {
+	o.addDecision(&abi.ServerDecision{Name: name, AllowPrompts: prompts})
+}
+
+// DenyPrompts removes the listed prompts from server name (ABI version 2).
+func (o *ServersOutput) DenyPrompts(name string, prompts ...string) {
+	o.addDecision(&abi.ServerDecision{Name: name, DenyPrompts: prompts})
+}
+
+// AllowResources restricts server name to the listed resources (ABI
+// version 2): each entry is a resource URI or a resource template's URI
+// template, and an entry ending in "*" matches every URI (or template)
+// that starts with the rest of it. The host does the matching.
+func (o *ServersOutput) AllowResources(name string, resources ...string) {
+	o.addDecision(&abi.ServerDecision{Name: name, AllowResources: resources})
+}
+
+// DenyResources removes the listed resources from server name (ABI version
+// 2; entries as for AllowResources).
+func (o *ServersOutput) DenyResources(name string, resources ...string) {
+	o.addDecision(&abi.ServerDecision{Name: name, DenyResources: resources})
+}
+
+// Add records decision d as it is: an action, a reason and item lists in
 // one decision.
-func (o *ServersOutput) Add(d abi.ServerDecision) {
-	o.addGeneral(d.Name, d.Action, []string{d.Reason}, d.AllowTools, d.DenyTools)
+func (o *ServersOutput) Add(d abi.ServerDecision) { o.addDecision(&d) }
+
+// addDecision appends decision d through abi's encoder.
+func (o *ServersOutput) addDecision(d *abi.ServerDecision) {
+	o.body = d.AppendTo(o.body[:0])
+	o.addMessage(tagDecisions, o.body)
 }
 
 // Fail reports that the policy could not decide; the host fails closed
@@ -379,10 +408,11 @@ func (o *CredentialsOutput) Deny(index int, reason ...string) {
 // Fail reports that the policy could not decide; the host fails closed.
 func (o *CredentialsOutput) Fail(msg string) { o.setFail(msg) }
 
-// ToolCallOutput builds the output of the tool_call hook. It starts as
-// "allow, arguments unchanged".
-type ToolCallOutput struct {
-	denied  bool
+// call is the output of the call hooks (tool_call, resource_read,
+// prompt_get): an action with a reason, and optionally rewritten arguments.
+// Their fields have the same numbers in the three outputs (docs/abi.md §8).
+type call struct {
+	action  abi.ToolCallAction
 	reason  []byte
 	rewrite bool
 	args    []byte
@@ -390,15 +420,15 @@ type ToolCallOutput struct {
 	b       []byte
 }
 
-func (o *ToolCallOutput) reset() {
-	o.denied, o.rewrite, o.err = false, false, ""
+func (o *call) reset() {
+	o.action, o.rewrite, o.err = abi.ToolCallAllow, false, ""
 	o.reason, o.args = o.reason[:0], o.args[:0]
 }
 
-func (o *ToolCallOutput) finish() []byte {
+func (o *call) finish() []byte {
 	b := o.b[:0]
-	if o.denied {
-		b = append(b, 1<<3, byte(abi.ToolCallDeny))
+	if o.action != abi.ToolCallAllow {
+		b = append(b, 1<<3, byte(o.action))
 		if len(o.reason) > 0 {
 			b = appendMessage(b, 2<<3|2, o.reason)
 		}
@@ -416,37 +446,180 @@ func (o *ToolCallOutput) finish() []byte {
 	return b
 }
 
-func (o *ToolCallOutput) fail(err error) ([]byte, error) {
+func (o *call) fail(err error) ([]byte, error) {
 	o.b = appendError(o.b[:0], err.Error())
 	return o.b, err
 }
 
-// Allow records an explicit allow. It does not undo an earlier Deny in the
-// same call: the most restrictive decision wins.
-func (o *ToolCallOutput) Allow() {}
-
-// Deny refuses the call; the reason (the concatenation of its parts) is
-// returned to the caller. The first Deny's reason is kept.
-func (o *ToolCallOutput) Deny(reason ...string) {
-	if !o.denied {
-		o.denied = true
-		for _, s := range reason {
-			o.reason = append(o.reason, s...)
-		}
+// decide records action a with reason when a is more restrictive than the
+// action so far (DENY > ASK > ALLOW): the first reason of the winning
+// action is kept.
+func (o *call) decide(a abi.ToolCallAction, reason []string) {
+	if !a.MoreRestrictive(o.action) {
+		return
+	}
+	o.action = a
+	o.reason = o.reason[:0]
+	for _, s := range reason {
+		o.reason = append(o.reason, s...)
 	}
 }
 
-// Denied reports whether Deny was called.
-func (o *ToolCallOutput) Denied() bool { return o.denied }
-
-// Rewrite replaces the call's arguments with argsJSON, which must be a JSON
-// object (the host fails closed otherwise). argsJSON is copied into a reused
-// buffer, so the caller may reuse it.
-func (o *ToolCallOutput) Rewrite(argsJSON []byte) {
+func (o *call) setRewrite(argsJSON []byte) {
 	o.rewrite = true
 	o.args = append(o.args[:0], argsJSON...)
 }
 
+// ToolCallOutput builds the output of the tool_call hook. It starts as
+// "allow, arguments unchanged".
+type ToolCallOutput struct{ call }
+
+// Allow records an explicit allow. It does not undo an earlier Deny or Ask
+// in the same call: the most restrictive decision wins.
+func (o *ToolCallOutput) Allow() {}
+
+// Deny refuses the call; the reason (the concatenation of its parts) is
+// returned to the caller. The first Deny's reason is kept.
+func (o *ToolCallOutput) Deny(reason ...string) { o.decide(abi.ToolCallDeny, reason) }
+
+// Ask asks the front-door client's user before the call runs; the reason
+// (the concatenation of its parts) is the text shown. A Deny in the same
+// call wins over it; the first Ask's reason is kept.
+func (o *ToolCallOutput) Ask(reason ...string) { o.decide(abi.ToolCallAsk, reason) }
+
+// Denied reports whether Deny was called.
+func (o *ToolCallOutput) Denied() bool { return o.action == abi.ToolCallDeny }
+
+// Asked reports whether Ask was called (and Deny was not).
+func (o *ToolCallOutput) Asked() bool { return o.action == abi.ToolCallAsk }
+
+// Rewrite replaces the call's arguments with argsJSON, which must be a JSON
+// object (the host fails closed otherwise). argsJSON is copied into a reused
+// buffer, so the caller may reuse it.
+func (o *ToolCallOutput) Rewrite(argsJSON []byte) { o.setRewrite(argsJSON) }
+
 // Fail reports that the policy could not decide; the host fails closed
 // (denies the call) with msg in the reason.
 func (o *ToolCallOutput) Fail(msg string) { o.err = failMsg(msg) }
+
+// ResourceReadOutput builds the output of the resource_read hook (ABI
+// version 2). It starts as "allow".
+type ResourceReadOutput struct{ call }
+
+// Allow records an explicit allow; it does not undo an earlier Deny.
+func (o *ResourceReadOutput) Allow() {}
+
+// Deny refuses the read; the reason (the concatenation of its parts) is
+// returned to the client. The first Deny's reason is kept.
+func (o *ResourceReadOutput) Deny(reason ...string) { o.decide(abi.ToolCallDeny, reason) }
+
+// Denied reports whether Deny was called.
+func (o *ResourceReadOutput) Denied() bool { return o.action == abi.ToolCallDeny }
+
+// Fail reports that the policy could not decide; the host fails closed
+// (denies the read) with msg in the reason.
+func (o *ResourceReadOutput) Fail(msg string) { o.err = failMsg(msg) }
+
+// PromptGetOutput builds the output of the prompt_get hook (ABI version
+// 2). It starts as "allow, arguments unchanged".
+type PromptGetOutput struct{ call }
+
+// Allow records an explicit allow; it does not undo an earlier Deny.
+func (o *PromptGetOutput) Allow() {}
+
+// Deny refuses the request; the reason (the concatenation of its parts) is
+// returned to the client. The first Deny's reason is kept.
+func (o *PromptGetOutput) Deny(reason ...string) { o.decide(abi.ToolCallDeny, reason) }
+
+// Denied reports whether Deny was called.
+func (o *PromptGetOutput) Denied() bool { return o.action == abi.ToolCallDeny }
+
+// Rewrite replaces the prompt's arguments with argsJSON, which must be a
+// JSON object (the host fails closed otherwise). argsJSON is copied.
+func (o *PromptGetOutput) Rewrite(argsJSON []byte) { o.setRewrite(argsJSON) }
+
+// Fail reports that the policy could not decide; the host fails closed
+// (denies the request) with msg in the reason.
+func (o *PromptGetOutput) Fail(msg string) { o.err = failMsg(msg) }
+
+// ToolResultOutput builds the output of the tool_result hook (ABI version
+// 2). It starts as "pass": the client gets the upstream result unchanged.
+type ToolResultOutput struct {
+	action abi.ToolResultAction
+	reason []byte
+	result []byte
+	err    string
+	b      []byte
+}
+
+func (o *ToolResultOutput) reset() {
+	o.action, o.err = abi.ToolResultPass, ""
+	o.reason, o.result = o.reason[:0], o.result[:0]
+}
+
+func (o *ToolResultOutput) finish() []byte {
+	b := o.b[:0]
+	if o.action != abi.ToolResultPass {
+		b = append(b, 1<<3, byte(o.action))
+		if len(o.reason) > 0 {
+			b = appendMessage(b, 2<<3|2, o.reason)
+		}
+		if o.action == abi.ToolResultRewrite && len(o.result) > 0 {
+			b = appendMessage(b, 3<<3|2, o.result)
+		}
+	}
+	if o.err != "" {
+		b = appendError(b, o.err)
+	}
+	o.b = b
+	return b
+}
+
+func (o *ToolResultOutput) fail(err error) ([]byte, error) {
+	o.b = appendError(o.b[:0], err.Error())
+	return o.b, err
+}
+
+// Pass records an explicit pass; it does not undo an earlier Rewrite or
+// Error.
+func (o *ToolResultOutput) Pass() {}
+
+// Rewrite replaces the result the client gets with resultJSON, which must
+// be a CallToolResult JSON object (the host fails closed otherwise); the
+// reason, optional, goes into the decision log. resultJSON is copied, so
+// the caller may reuse it. A later Rewrite replaces an earlier one; after
+// Error it has no effect.
+func (o *ToolResultOutput) Rewrite(resultJSON []byte, reason ...string) {
+	if o.action == abi.ToolResultError {
+		return
+	}
+	o.action = abi.ToolResultRewrite
+	o.result = append(o.result[:0], resultJSON...)
+	o.reason = o.reason[:0]
+	for _, s := range reason {
+		o.reason = append(o.reason, s...)
+	}
+}
+
+// Error replaces the result with a tool error whose text is the reason
+// (the concatenation of its parts). It wins over Rewrite; the first
+// Error's reason is kept.
+func (o *ToolResultOutput) Error(reason ...string) {
+	if o.action == abi.ToolResultError {
+		return
+	}
+	o.action = abi.ToolResultError
+	o.result = o.result[:0]
+	o.reason = o.reason[:0]
+	for _, s := range reason {
+		o.reason = append(o.reason, s...)
+	}
+}
+
+// Action returns the action recorded so far.
+func (o *ToolResultOutput) Action() abi.ToolResultAction { return o.action }
+
+// Fail reports that the policy could not decide; the host fails closed
+// (the client gets a tool error, never the upstream result) with msg in
+// the reason.
+func (o *ToolResultOutput) Fail(msg string) { o.err = failMsg(msg) }

@@ -15,6 +15,10 @@ type (
 	ServersInput     = abi.ServersView
 	CredentialsInput = abi.CredentialsView
 	ToolCallInput    = abi.ToolCallView
+	// The inputs of the hooks of ABI version 2.
+	ResourceReadInput = abi.ResourceReadView
+	PromptGetInput    = abi.PromptGetView
+	ToolResultInput   = abi.ToolResultView
 
 	ThreadView      = abi.ThreadView
 	RootView        = abi.RootView
@@ -55,6 +59,20 @@ type CredentialsFunc func(in CredentialsInput, out *CredentialsOutput)
 // decision in out. out arrives as "allow, arguments unchanged".
 type ToolCallFunc func(in ToolCallInput, out *ToolCallOutput)
 
+// ResourceReadFunc handles the resource_read hook (ABI version 2): it reads
+// in and records the decision in out. out arrives as "allow".
+type ResourceReadFunc func(in ResourceReadInput, out *ResourceReadOutput)
+
+// PromptGetFunc handles the prompt_get hook (ABI version 2): it reads in
+// and records the decision in out. out arrives as "allow, arguments
+// unchanged".
+type PromptGetFunc func(in PromptGetInput, out *PromptGetOutput)
+
+// ToolResultFunc handles the tool_result hook (ABI version 2): it reads
+// in (the call and the upstream result) and records the decision in out.
+// out arrives as "pass".
+type ToolResultFunc func(in ToolResultInput, out *ToolResultOutput)
+
 // Policy is a set of hook handlers and the state that runs them: the parsed
 // input, the outputs and their encoded bytes, all reused from call to call
 // so that a warm hook call allocates nothing.
@@ -72,11 +90,17 @@ type Policy struct {
 	servers     ServersFunc
 	credentials CredentialsFunc
 	toolCall    ToolCallFunc
+	resource    ResourceReadFunc
+	prompt      PromptGetFunc
+	toolResult  ToolResultFunc
 
 	flat           abi.Flat
 	serversOut     ServersOutput
 	credentialsOut CredentialsOutput
 	toolCallOut    ToolCallOutput
+	resourceOut    ResourceReadOutput
+	promptOut      PromptGetOutput
+	toolResultOut  ToolResultOutput
 	other          []byte // output of an unknown hook
 
 	in []byte // input buffer handed out by warden_alloc (wasm only)
@@ -117,6 +141,24 @@ func (p *Policy) ToolCall(fn ToolCallFunc) {
 	p.toolCall = fn
 }
 
+// ResourceRead registers fn as p's resource_read hook, at most once.
+func (p *Policy) ResourceRead(fn ResourceReadFunc) {
+	p.register(abi.HookResourceRead, fn == nil)
+	p.resource = fn
+}
+
+// PromptGet registers fn as p's prompt_get hook, at most once.
+func (p *Policy) PromptGet(fn PromptGetFunc) {
+	p.register(abi.HookPromptGet, fn == nil)
+	p.prompt = fn
+}
+
+// ToolResult registers fn as p's tool_result hook, at most once.
+func (p *Policy) ToolResult(fn ToolResultFunc) {
+	p.register(abi.HookToolResult, fn == nil)
+	p.toolResult = fn
+}
+
 // Hooks returns the mask of p's registered hooks.
 func (p *Policy) Hooks() abi.Hook { return p.hooks }
 
@@ -131,6 +173,18 @@ func Credentials(fn CredentialsFunc) { module.Credentials(fn) }
 // ToolCall registers fn as the module's tool_call hook. Call it from an init
 // function, at most once per module.
 func ToolCall(fn ToolCallFunc) { module.ToolCall(fn) }
+
+// ResourceRead registers fn as the module's resource_read hook (ABI version
+// 2). Call it from an init function, at most once per module.
+func ResourceRead(fn ResourceReadFunc) { module.ResourceRead(fn) }
+
+// PromptGet registers fn as the module's prompt_get hook (ABI version 2).
+// Call it from an init function, at most once per module.
+func PromptGet(fn PromptGetFunc) { module.PromptGet(fn) }
+
+// ToolResult registers fn as the module's tool_result hook (ABI version 2).
+// Call it from an init function, at most once per module.
+func ToolResult(fn ToolResultFunc) { module.ToolResult(fn) }
 
 // Hooks returns the mask of registered hooks (what warden_hooks returns).
 func Hooks() abi.Hook { return module.hooks }
@@ -158,6 +212,12 @@ func (p *Policy) Invoke(hook abi.Hook, input []byte) ([]byte, error) {
 		return p.runCredentials(input)
 	case abi.HookToolCall:
 		return p.runToolCall(input)
+	case abi.HookResourceRead:
+		return p.runResourceRead(input)
+	case abi.HookPromptGet:
+		return p.runPromptGet(input)
+	case abi.HookToolResult:
+		return p.runToolResult(input)
 	}
 	err := &Error{Msg: "unknown hook " + hook.String()}
 	p.other = appendError(p.other[:0], err.Error())
@@ -236,6 +296,68 @@ func (p *Policy) runToolCall(input []byte) (out []byte, err error) {
 	return o.finish(), nil
 }
 
+// The hooks of version 2 share one run function: output is what each of
+// their outputs provides, and run the parse and the handler call.
+
+type output interface {
+	reset()
+	finish() []byte
+	fail(error) ([]byte, error)
+}
+
+// runHook is the run function of hook h: o is its reset output, and run
+// parses input and calls the handler (registered says whether there is
+// one: a nil handler is reported as not registered).
+func runHook(h abi.Hook, input []byte, o output, registered bool, run func() error) (out []byte, err error) {
+	o.reset()
+	done := false
+	defer func() {
+		if !done {
+			r := recover()
+			if !registered {
+				r = notRegistered(h)
+			}
+			out, err = o.fail(panicErr(r, h, input))
+		}
+	}()
+	if perr := run(); perr != nil {
+		done = true
+		return o.fail(perr)
+	}
+	done = true
+	return o.finish(), nil
+}
+
+func (p *Policy) runResourceRead(input []byte) ([]byte, error) {
+	return runHook(abi.HookResourceRead, input, &p.resourceOut, p.resource != nil, func() error {
+		in, err := p.flat.ResourceRead(input)
+		if err == nil {
+			p.resource(in, &p.resourceOut)
+		}
+		return err
+	})
+}
+
+func (p *Policy) runPromptGet(input []byte) ([]byte, error) {
+	return runHook(abi.HookPromptGet, input, &p.promptOut, p.prompt != nil, func() error {
+		in, err := p.flat.PromptGet(input)
+		if err == nil {
+			p.prompt(in, &p.promptOut)
+		}
+		return err
+	})
+}
+
+func (p *Policy) runToolResult(input []byte) ([]byte, error) {
+	return runHook(abi.HookToolResult, input, &p.toolResultOut, p.toolResult != nil, func() error {
+		in, err := p.flat.ToolResult(input)
+		if err == nil {
+			p.toolResult(in, &p.toolResultOut)
+		}
+		return err
+	})
+}
+
 // Error is an error raised by the SDK itself (not by input parsing, which
 // returns *abi.InputError).
 type Error struct {
@@ -299,31 +421,61 @@ func EvalToolCall(in *abi.ToolCallInput) (abi.ToolCallOutput, error) {
 	return module.EvalToolCall(in)
 }
 
+// EvalResourceRead is EvalServers for the resource_read hook.
+func EvalResourceRead(in *abi.ResourceReadInput) (abi.ResourceReadOutput, error) {
+	return module.EvalResourceRead(in)
+}
+
+// EvalPromptGet is EvalServers for the prompt_get hook.
+func EvalPromptGet(in *abi.PromptGetInput) (abi.PromptGetOutput, error) {
+	return module.EvalPromptGet(in)
+}
+
+// EvalToolResult is EvalServers for the tool_result hook.
+func EvalToolResult(in *abi.ToolResultInput) (abi.ToolResultOutput, error) {
+	return module.EvalToolResult(in)
+}
+
 // EvalServers is the package-level EvalServers for policy p.
 func (p *Policy) EvalServers(in *abi.ServersInput) (abi.ServersOutput, error) {
-	var out abi.ServersOutput
-	b, err := p.Invoke(abi.HookServers, in.AppendTo(nil))
-	if derr := out.Unmarshal(bytes.Clone(b)); derr != nil && err == nil {
-		err = derr
-	}
-	return out, err
+	return eval[abi.ServersOutput](p, abi.HookServers, in)
 }
 
 // EvalCredentials is the package-level EvalCredentials for policy p.
 func (p *Policy) EvalCredentials(in *abi.CredentialsInput) (abi.CredentialsOutput, error) {
-	var out abi.CredentialsOutput
-	b, err := p.Invoke(abi.HookCredentials, in.AppendTo(nil))
-	if derr := out.Unmarshal(bytes.Clone(b)); derr != nil && err == nil {
-		err = derr
-	}
-	return out, err
+	return eval[abi.CredentialsOutput](p, abi.HookCredentials, in)
+}
+
+// EvalResourceRead is the package-level EvalResourceRead for policy p.
+func (p *Policy) EvalResourceRead(in *abi.ResourceReadInput) (abi.ResourceReadOutput, error) {
+	return eval[abi.ResourceReadOutput](p, abi.HookResourceRead, in)
+}
+
+// EvalPromptGet is the package-level EvalPromptGet for policy p.
+func (p *Policy) EvalPromptGet(in *abi.PromptGetInput) (abi.PromptGetOutput, error) {
+	return eval[abi.PromptGetOutput](p, abi.HookPromptGet, in)
+}
+
+// EvalToolResult is the package-level EvalToolResult for policy p.
+func (p *Policy) EvalToolResult(in *abi.ToolResultInput) (abi.ToolResultOutput, error) {
+	return eval[abi.ToolResultOutput](p, abi.HookToolResult, in)
 }
 
 // EvalToolCall is the package-level EvalToolCall for policy p.
 func (p *Policy) EvalToolCall(in *abi.ToolCallInput) (abi.ToolCallOutput, error) {
-	var out abi.ToolCallOutput
-	b, err := p.Invoke(abi.HookToolCall, in.AppendTo(nil))
-	if derr := out.Unmarshal(bytes.Clone(b)); derr != nil && err == nil {
+	return eval[abi.ToolCallOutput](p, abi.HookToolCall, in)
+}
+
+// eval encodes in, runs p's handler for h through Invoke and returns a
+// decoded copy of the output (safe to keep across calls); err is Invoke's
+// error, or the output's decoding error.
+func eval[O any, P interface {
+	*O
+	Unmarshal([]byte) error
+}](p *Policy, h abi.Hook, in interface{ AppendTo([]byte) []byte }) (O, error) {
+	var out O
+	b, err := p.Invoke(h, in.AppendTo(nil))
+	if derr := P(&out).Unmarshal(bytes.Clone(b)); derr != nil && err == nil {
 		err = derr
 	}
 	return out, err

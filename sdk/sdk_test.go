@@ -216,6 +216,9 @@ func TestInvokeToolCall(t *testing.T) {
 			}
 		}, abi.ToolCallOutput{Rewrite: true, Arguments: []byte(`{"path":"/tmp/sandbox"}`)}},
 		{"fail", func(in ToolCallInput, out *ToolCallOutput) { out.Fail("") }, abi.ToolCallOutput{Error: "policy failed (no message)"}},
+		{"ask", func(in ToolCallInput, out *ToolCallOutput) { out.Ask("delete ", in.Tool(), "?") }, abi.ToolCallOutput{Action: abi.ToolCallAsk, Reason: "delete delete_file?"}},
+		{"ask then deny: deny wins", func(in ToolCallInput, out *ToolCallOutput) { out.Ask("a"); out.Deny("d"); out.Ask("b") }, abi.ToolCallOutput{Action: abi.ToolCallDeny, Reason: "d"}},
+		{"first ask's reason is kept", func(in ToolCallInput, out *ToolCallOutput) { out.Ask("a"); out.Ask("b") }, abi.ToolCallOutput{Action: abi.ToolCallAsk, Reason: "a"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -250,7 +253,9 @@ func TestInvokeErrors(t *testing.T) {
 		text  string
 	}{
 		{"not registered", abi.HookCredentials, abitest.CredentialsInput().AppendTo(nil), nil, "sdk: credentials hook is not registered"},
-		{"unknown hook", abi.Hook(8), nil, nil, "sdk: unknown hook Hook(0x8)"},
+		{"unknown hook", abi.Hook(64), nil, nil, "sdk: unknown hook Hook(0x40)"},
+		{"v2 hook not registered", abi.HookToolResult, abitest.ToolResultInput("t", "{}", "{}", false).AppendTo(nil), nil, "sdk: tool_result hook is not registered"},
+		{"v2 hook, malformed header", abi.HookResourceRead, []byte("WDNF"), abi.ErrTruncated, "abi: malformed ResourceReadInput: header (at byte 4): unexpected end of input"},
 		{"malformed header", abi.HookServers, []byte("WDNF"), abi.ErrTruncated, "abi: malformed ServersInput: header (at byte 4): unexpected end of input"},
 		{"malformed field, read by the policy", abi.HookServers, badName, abi.ErrBounds, fmt.Sprintf("abi: malformed ServersInput: servers[0].name (at byte %d): reference past end of input", slot)},
 	}
@@ -289,7 +294,19 @@ func TestRegistration(t *testing.T) {
 			p.Servers(func(ServersInput, *ServersOutput) {})
 			p.Credentials(func(CredentialsInput, *CredentialsOutput) {})
 			p.ToolCall(func(ToolCallInput, *ToolCallOutput) {})
+		}, abi.V1Hooks, ""},
+		{"all of version 2", func(p *Policy) {
+			p.Servers(func(ServersInput, *ServersOutput) {})
+			p.Credentials(func(CredentialsInput, *CredentialsOutput) {})
+			p.ToolCall(func(ToolCallInput, *ToolCallOutput) {})
+			p.ResourceRead(func(ResourceReadInput, *ResourceReadOutput) {})
+			p.PromptGet(func(PromptGetInput, *PromptGetOutput) {})
+			p.ToolResult(func(ToolResultInput, *ToolResultOutput) {})
 		}, abi.AllHooks, ""},
+		{"v2 twice", func(p *Policy) {
+			p.ToolResult(func(ToolResultInput, *ToolResultOutput) {})
+			p.ToolResult(func(ToolResultInput, *ToolResultOutput) {})
+		}, 0, "sdk: tool_result handler registered twice"},
 		{"twice", func(p *Policy) {
 			p.ToolCall(func(ToolCallInput, *ToolCallOutput) {})
 			p.ToolCall(func(ToolCallInput, *ToolCallOutput) {})
@@ -321,6 +338,15 @@ func TestModuleFunctions(t *testing.T) {
 	Servers(func(in ServersInput, out *ServersOutput) { out.Hide("x", "y") })
 	Credentials(func(in CredentialsInput, out *CredentialsOutput) { out.Deny(0) })
 	ToolCall(func(in ToolCallInput, out *ToolCallOutput) { out.Deny("z") })
+	ResourceRead(func(in ResourceReadInput, out *ResourceReadOutput) { out.Deny("r") })
+	PromptGet(func(in PromptGetInput, out *PromptGetOutput) { out.Deny("p") })
+	ToolResult(func(in ToolResultInput, out *ToolResultOutput) { out.Error("e") })
+	rr, err4 := EvalResourceRead(abitest.ResourceReadInput("file:///x"))
+	pg, err5 := EvalPromptGet(abitest.PromptGetInput("p", "{}"))
+	tr, err6 := EvalToolResult(abitest.ToolResultInput("t", "{}", "{}", false))
+	if err4 != nil || err5 != nil || err6 != nil || rr.Reason != "r" || pg.Reason != "p" || tr.Reason != "e" || tr.Action != abi.ToolResultError {
+		t.Fatalf("%+v %+v %+v %v %v %v", rr, pg, tr, err4, err5, err6)
+	}
 	if Hooks() != abi.AllHooks {
 		t.Fatalf("Hooks() = %v", Hooks())
 	}
@@ -356,6 +382,13 @@ func TestHotPathAllocs(t *testing.T) {
 					Log(LogDebug, "disabled ", s.Name())
 				}
 				out.DenyTools(s.Name(), "fail", "delete_file")
+			}
+		}},
+		{"prompt and resource lists", func(in ServersInput, out *ServersOutput) {
+			for i, servers := 0, in.Servers(); i < servers.Len(); i++ {
+				s := servers.At(i)
+				out.AllowPrompts(s.Name(), "greet")
+				out.DenyResources(s.Name(), "file:///etc/*")
 			}
 		}},
 	}
@@ -457,5 +490,110 @@ func BenchmarkInvokeServers20(b *testing.B) {
 		if _, err := p.Invoke(abi.HookServers, input); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestInvokeV2Hooks(t *testing.T) {
+	var p Policy
+	p.ResourceRead(func(in ResourceReadInput, out *ResourceReadOutput) {
+		if strings.HasPrefix(in.URI(), "file:///etc/") {
+			out.Deny("no ", in.URI())
+			out.Deny("second")
+		}
+	})
+	p.PromptGet(func(in PromptGetInput, out *PromptGetOutput) {
+		switch in.Name() {
+		case "deny":
+			out.Deny("prompt ", in.Name(), " denied")
+		case "rewrite":
+			out.Rewrite([]byte(`{"who":"world"}`))
+		}
+	})
+	p.ToolResult(func(in ToolResultInput, out *ToolResultOutput) {
+		switch {
+		case in.IsError():
+			out.Error("upstream error hidden")
+		case strings.Contains(string(in.Result()), "SECRET"):
+			out.Rewrite([]byte(`{"content":[{"type":"text","text":"[redacted]"}]}`), "redacted")
+		}
+	})
+	for range 2 {
+		rr, err := p.EvalResourceRead(abitest.ResourceReadInput("file:///etc/passwd"))
+		if err != nil || rr.Action != abi.ToolCallDeny || rr.Reason != "no file:///etc/passwd" {
+			t.Fatalf("resource_read = %+v, %v", rr, err)
+		}
+		rr, err = p.EvalResourceRead(abitest.ResourceReadInput("file:///tmp/x"))
+		if err != nil || rr.Action != abi.ToolCallAllow || rr.Reason != "" {
+			t.Fatalf("resource_read = %+v, %v", rr, err)
+		}
+		pg, err := p.EvalPromptGet(abitest.PromptGetInput("deny", "{}"))
+		if err != nil || pg.Action != abi.ToolCallDeny || pg.Reason != "prompt deny denied" {
+			t.Fatalf("prompt_get = %+v, %v", pg, err)
+		}
+		pg, err = p.EvalPromptGet(abitest.PromptGetInput("rewrite", `{"who":"me"}`))
+		if err != nil || pg.Action != abi.ToolCallAllow || !pg.Rewrite || string(pg.Arguments) != `{"who":"world"}` {
+			t.Fatalf("prompt_get = %+v, %v", pg, err)
+		}
+		tr, err := p.EvalToolResult(abitest.ToolResultInput("t", "{}", `{"content":[{"type":"text","text":"SECRET"}]}`, false))
+		if err != nil || tr.Action != abi.ToolResultRewrite || tr.Reason != "redacted" || !strings.Contains(string(tr.Result), "[redacted]") {
+			t.Fatalf("tool_result = %+v, %v", tr, err)
+		}
+		tr, err = p.EvalToolResult(abitest.ToolResultInput("t", "{}", `{"content":[]}`, true))
+		if err != nil || tr.Action != abi.ToolResultError || tr.Reason != "upstream error hidden" || tr.Result != nil {
+			t.Fatalf("tool_result = %+v, %v", tr, err)
+		}
+		tr, err = p.EvalToolResult(abitest.ToolResultInput("t", "{}", `{"content":[]}`, false))
+		if err != nil || tr.Action != abi.ToolResultPass || tr.Result != nil || tr.Reason != "" {
+			t.Fatalf("tool_result = %+v, %v", tr, err)
+		}
+	}
+	// A panicking handler: an error-only output, and the policy stays usable.
+	var q Policy
+	q.ToolResult(func(in ToolResultInput, out *ToolResultOutput) {
+		out.Rewrite([]byte(`{}`))
+		panic("boom")
+	})
+	b, err := q.Invoke(abi.HookToolResult, abitest.ToolResultInput("t", "{}", "{}", false).AppendTo(nil))
+	var out abi.ToolResultOutput
+	if err == nil || out.Unmarshal(b) != nil || out.Error != "sdk: policy panicked: boom" || out.Action != abi.ToolResultPass {
+		t.Fatalf("panic: %+v, %v", out, err)
+	}
+}
+
+func TestToolResultOutputOrder(t *testing.T) {
+	var p Policy
+	p.ToolResult(func(in ToolResultInput, out *ToolResultOutput) {
+		out.Error("first")
+		out.Rewrite([]byte(`{"content":[]}`), "ignored")
+		out.Error("second")
+	})
+	tr, err := p.EvalToolResult(abitest.ToolResultInput("t", "{}", "{}", false))
+	if err != nil || tr.Action != abi.ToolResultError || tr.Reason != "first" || tr.Result != nil {
+		t.Fatalf("tool_result = %+v, %v", tr, err)
+	}
+}
+
+func TestServersOutputV2Lists(t *testing.T) {
+	var p Policy
+	p.Servers(func(in ServersInput, out *ServersOutput) {
+		out.AllowPrompts("a", "p1", "p2")
+		out.DenyPrompts("a", "p2")
+		out.AllowResources("a", "file:///pub/*")
+		out.DenyResources("a", "file:///pub/secret")
+		out.Add(abi.ServerDecision{Name: "b", Action: abi.ServerDisable, Reason: "r", DenyPrompts: []string{"x"}})
+	})
+	out, err := p.EvalServers(abitest.ServersInput20())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []abi.ServerDecision{
+		{Name: "a", AllowPrompts: []string{"p1", "p2"}},
+		{Name: "a", DenyPrompts: []string{"p2"}},
+		{Name: "a", AllowResources: []string{"file:///pub/*"}},
+		{Name: "a", DenyResources: []string{"file:///pub/secret"}},
+		{Name: "b", Action: abi.ServerDisable, Reason: "r", DenyPrompts: []string{"x"}},
+	}
+	if fmt.Sprint(out.Decisions) != fmt.Sprint(want) {
+		t.Fatalf("decisions = %+v\nwant %+v", out.Decisions, want)
 	}
 }

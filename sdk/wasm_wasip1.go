@@ -8,7 +8,8 @@ import (
 	"github.com/warden-mcp/warden/abi"
 )
 
-// The ABI v1 exports. //go:wasmexport works from this non-main package: the
+// The ABI exports (version 2: every hook's export is defined; warden_hooks
+// says which handlers are registered). //go:wasmexport works from this non-main package: the
 // exports are part of any module whose main package imports sdk (checked by
 // the examples/plugins tests). Each hook export is the whole call: check
 // the input range, then the run function shared with Invoke.
@@ -83,6 +84,24 @@ func wardenCredentials(ptr, n uint32) uint64 {
 //go:wasmexport warden_tool_call
 func wardenToolCall(ptr, n uint32) uint64 {
 	out, _ := module.runToolCall(input(ptr, n))
+	return pack(out)
+}
+
+//go:wasmexport warden_resource_read
+func wardenResourceRead(ptr, n uint32) uint64 {
+	out, _ := module.runResourceRead(input(ptr, n))
+	return pack(out)
+}
+
+//go:wasmexport warden_prompt_get
+func wardenPromptGet(ptr, n uint32) uint64 {
+	out, _ := module.runPromptGet(input(ptr, n))
+	return pack(out)
+}
+
+//go:wasmexport warden_tool_result
+func wardenToolResult(ptr, n uint32) uint64 {
+	out, _ := module.runToolResult(input(ptr, n))
 	return pack(out)
 }
 

@@ -124,6 +124,31 @@ func ToolCallInput(tool string, argsJSON string) *abi.ToolCallInput {
 	}
 }
 
+// ResourceReadInput returns a typical resource_read input.
+func ResourceReadInput(uri string) *abi.ResourceReadInput {
+	return &abi.ResourceReadInput{
+		Thread: abi.Thread{ID: "thr_01J9Z7Q4WQ5V1C2M3N4P5R6S7T", Kind: "default", Roots: []abi.Root{{ID: "fs@1", Location: "local", Path: "/plugins/fs"}}},
+		Server: "filesystem-1", PluginID: "fs@1", URI: uri, Caller: "mcp-front-door",
+	}
+}
+
+// PromptGetInput returns a typical prompt_get input.
+func PromptGetInput(name, argsJSON string) *abi.PromptGetInput {
+	return &abi.PromptGetInput{
+		Thread: abi.Thread{ID: "thr_01J9Z7Q4WQ5V1C2M3N4P5R6S7T", Kind: "default"},
+		Server: "everything", Name: name, Arguments: []byte(argsJSON), Caller: "mcp-front-door",
+	}
+}
+
+// ToolResultInput returns a typical tool_result input.
+func ToolResultInput(tool, argsJSON, resultJSON string, isError bool) *abi.ToolResultInput {
+	return &abi.ToolResultInput{
+		Thread: abi.Thread{ID: "thr_01J9Z7Q4WQ5V1C2M3N4P5R6S7T", Kind: "default"},
+		Server: "filesystem-1", PluginID: "fs@1", Tool: tool, Arguments: []byte(argsJSON),
+		Result: []byte(resultJSON), IsError: isError, Caller: "mcp-front-door",
+	}
+}
+
 // The functions below copy a view of a flat input into the Go struct by
 // reading every accessor: tests use them to check the views (and their
 // wasm build, examples/plugins/testdata/codeccheck) against Unmarshal.
@@ -153,6 +178,22 @@ func CredentialsFromView(v abi.CredentialsView) *abi.CredentialsInput {
 // ToolCallFromView reads every field of v.
 func ToolCallFromView(v abi.ToolCallView) *abi.ToolCallInput {
 	return &abi.ToolCallInput{Thread: ThreadFromView(v.Thread()), Server: v.Server(), PluginID: v.PluginID(), Tool: v.Tool(), Arguments: v.Arguments(), Caller: v.Caller()}
+}
+
+// ResourceReadFromView reads every field of v.
+func ResourceReadFromView(v abi.ResourceReadView) *abi.ResourceReadInput {
+	return &abi.ResourceReadInput{Thread: ThreadFromView(v.Thread()), Server: v.Server(), PluginID: v.PluginID(), URI: v.URI(), Caller: v.Caller()}
+}
+
+// PromptGetFromView reads every field of v.
+func PromptGetFromView(v abi.PromptGetView) *abi.PromptGetInput {
+	return &abi.PromptGetInput{Thread: ThreadFromView(v.Thread()), Server: v.Server(), PluginID: v.PluginID(), Name: v.Name(), Arguments: v.Arguments(), Caller: v.Caller()}
+}
+
+// ToolResultFromView reads every field of v.
+func ToolResultFromView(v abi.ToolResultView) *abi.ToolResultInput {
+	return &abi.ToolResultInput{Thread: ThreadFromView(v.Thread()), Server: v.Server(), PluginID: v.PluginID(), Tool: v.Tool(),
+		Arguments: v.Arguments(), Result: v.Result(), IsError: v.IsError(), Caller: v.Caller()}
 }
 
 // ThreadFromView reads every field of v.

@@ -41,6 +41,12 @@ func RootType(h abi.Hook) int {
 		return TypeCredentialsInput
 	case abi.HookToolCall:
 		return TypeToolCallInput
+	case abi.HookResourceRead:
+		return TypeResourceReadInput
+	case abi.HookPromptGet:
+		return TypePromptGetInput
+	case abi.HookToolResult:
+		return TypeToolResultInput
 	}
 	return TypeServersInput
 }
@@ -102,7 +108,9 @@ func Relayout(b []byte, h abi.Hook, l Layout) ([]byte, error) {
 			r.out[t] = r.in[t]
 		}
 	}
-	types := NumTypes + l.ExtraTypes
+	// As many types as the input's table has (a version 1 hook's input
+	// has only the version 1 types), then the extra ones.
+	types := int(n) + l.ExtraTypes
 	hdr := 20 + 4*types
 	r.dst = make([]byte, hdr, 4*len(b))
 	put := func(at int, v uint32) { binary.LittleEndian.PutUint32(r.dst[at:], v) }
@@ -110,7 +118,7 @@ func Relayout(b []byte, h abi.Hook, l Layout) ([]byte, error) {
 	put(16, uint32(types))
 	for t := 0; t < types; t++ {
 		s := uint32(16)
-		if t < NumTypes {
+		if t < NumTypes && t < int(n) {
 			s = r.out[t]
 		}
 		put(20+4*t, s)

@@ -13,18 +13,24 @@ const (
 	TypeServer
 	TypeCredential
 	TypeRequirement
+	TypeResourceReadInput
+	TypePromptGetInput
+	TypeToolResultInput
 	NumTypes
 )
 
 // Schema lists the slots of each record type, in order (docs/abi.md §6).
 var Schema = [NumTypes][]slotDesc{
-	TypeServersInput:     {msg(TypeThread), list(TypeEnvironment), list(TypeServer), flags, list(TypeRequirement)},
-	TypeCredentialsInput: {msg(TypeThread), msg(TypeServer), str, msg(TypeEnvironment)},
-	TypeToolCallInput:    {msg(TypeThread), str, str, str, str, str},
-	TypeThread:           {str, str, list(TypeRoot)},
-	TypeRoot:             {str, str, str, str},
-	TypeEnvironment:      {str, flags},
-	TypeServer:           {str, str, str, str, str, str, strl, str, list(TypeCredential), flags, strl, strl, str},
-	TypeCredential:       {str, str, str, str, str},
-	TypeRequirement:      {str, str, str},
+	TypeServersInput:      {msg(TypeThread), list(TypeEnvironment), list(TypeServer), flags, list(TypeRequirement)},
+	TypeCredentialsInput:  {msg(TypeThread), msg(TypeServer), str, msg(TypeEnvironment)},
+	TypeToolCallInput:     {msg(TypeThread), str, str, str, str, str},
+	TypeThread:            {str, str, list(TypeRoot)},
+	TypeRoot:              {str, str, str, str},
+	TypeEnvironment:       {str, flags},
+	TypeServer:            {str, str, str, str, str, str, strl, str, list(TypeCredential), flags, strl, strl, str},
+	TypeCredential:        {str, str, str, str, str},
+	TypeRequirement:       {str, str, str},
+	TypeResourceReadInput: {msg(TypeThread), str, str, str, str},
+	TypePromptGetInput:    {msg(TypeThread), str, str, str, str, str},
+	TypeToolResultInput:   {msg(TypeThread), str, str, str, str, str, flags, str},
 }

@@ -214,7 +214,8 @@ func TestModulesFollowABI(t *testing.T) {
 				exports = append(exports, name)
 			}
 			sort.Strings(exports)
-			want := []string{"_initialize", "warden_abi_version", "warden_alloc", "warden_credentials", "warden_hooks", "warden_host_features", "warden_log_level", "warden_servers", "warden_tool_call"}
+			want := []string{"_initialize", "warden_abi_version", "warden_alloc", "warden_credentials", "warden_hooks", "warden_host_features", "warden_log_level",
+				"warden_prompt_get", "warden_resource_read", "warden_servers", "warden_tool_call", "warden_tool_result"}
 			if !slices.Equal(exports, want) {
 				t.Fatalf("exports = %v, want %v", exports, want)
 			}
@@ -425,9 +426,12 @@ func TestWasmCodecMatchesNative(t *testing.T) {
 	big := abitest.ServersInput20()
 	big.Servers[3].URL = strings.Repeat("u", 200)
 	corpus := map[abi.Hook][][]byte{
-		abi.HookServers:     {abitest.ServersInput20().AppendTo(nil), big.AppendTo(nil), (&abi.ServersInput{}).AppendTo(nil), badURLHost()},
-		abi.HookCredentials: {abitest.CredentialsInput().AppendTo(nil)},
-		abi.HookToolCall:    {abitest.ToolCallInput("delete_file", `{"path":"/"}`).AppendTo(nil)},
+		abi.HookServers:      {abitest.ServersInput20().AppendTo(nil), big.AppendTo(nil), (&abi.ServersInput{}).AppendTo(nil), badURLHost()},
+		abi.HookCredentials:  {abitest.CredentialsInput().AppendTo(nil)},
+		abi.HookToolCall:     {abitest.ToolCallInput("delete_file", `{"path":"/"}`).AppendTo(nil)},
+		abi.HookResourceRead: {abitest.ResourceReadInput("file:///etc/hosts").AppendTo(nil)},
+		abi.HookPromptGet:    {abitest.PromptGetInput("greet", `{"name":"ada"}`).AppendTo(nil)},
+		abi.HookToolResult:   {abitest.ToolResultInput("read_file", `{"path":"/"}`, `{"content":[{"type":"text","text":"hi"}]}`, true).AppendTo(nil)},
 	}
 	for h, seeds := range corpus {
 		for _, b := range seeds[:1] {
@@ -435,9 +439,12 @@ func TestWasmCodecMatchesNative(t *testing.T) {
 		}
 	}
 	fuzzDirs := map[abi.Hook]string{
-		abi.HookServers:     "FuzzUnmarshalServersInput",
-		abi.HookCredentials: "FuzzUnmarshalCredentialsInput",
-		abi.HookToolCall:    "FuzzUnmarshalToolCallInput",
+		abi.HookServers:      "FuzzUnmarshalServersInput",
+		abi.HookCredentials:  "FuzzUnmarshalCredentialsInput",
+		abi.HookToolCall:     "FuzzUnmarshalToolCallInput",
+		abi.HookResourceRead: "FuzzUnmarshalResourceReadInput",
+		abi.HookPromptGet:    "FuzzUnmarshalPromptGetInput",
+		abi.HookToolResult:   "FuzzUnmarshalToolResultInput",
 	}
 	for h, dir := range fuzzDirs {
 		files, _ := filepath.Glob(filepath.Join("..", "..", "abi", "testdata", "fuzz", dir, "*"))

@@ -55,9 +55,9 @@ func loadPolicy(ctx context.Context, g *global, rt *policy.Runtime, arg string, 
 }
 
 func policyEval(ctx context.Context, g *global, args []string) error {
-	fl := subFlags(g, "policy eval", "--plugin DIR|FILE --hook servers|credentials|tool_call --input FILE")
+	fl := subFlags(g, "policy eval", "--plugin DIR|FILE --hook servers|credentials|tool_call|resource_read|prompt_get|tool_result --input FILE")
 	plugin := fl.String("plugin", "", "a plugin root, a policy .wasm, or a Go policy package (built for wasip1)")
-	hookName := fl.String("hook", "servers", "the hook to call: servers, credentials or tool_call")
+	hookName := fl.String("hook", "servers", "the hook to call: servers, credentials, tool_call, resource_read, prompt_get or tool_result")
 	input := fl.String("input", "", "the hook input in JSON form (- for stdin)")
 	timeout := fl.Duration("timeout", time.Second, "per-call deadline")
 	if _, err := parse(fl, args); err != nil {
@@ -69,7 +69,7 @@ func policyEval(ctx context.Context, g *global, args []string) error {
 	}
 	hook, err := abi.ParseHook(*hookName)
 	if err != nil {
-		return fmt.Errorf("--hook %q: want servers, credentials or tool_call", *hookName)
+		return fmt.Errorf("--hook %q: want servers, credentials, tool_call, resource_read, prompt_get or tool_result", *hookName)
 	}
 	var data []byte
 	if *input == "-" {

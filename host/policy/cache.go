@@ -25,6 +25,10 @@ type Loaded interface {
 	ID() string
 	Digest() [32]byte
 	Hooks() abi.Hook
+	// ABIVersion is the ABI version the module declared: a caller decoding
+	// its outputs holds them to it (abi.ServersOutput.HoldTo and
+	// abi.ToolCallOutput.HoldTo).
+	ABIVersion() int
 	Call(ctx context.Context, hook abi.Hook, input []byte) ([]byte, error)
 }
 
@@ -230,6 +234,12 @@ func (p *pendingPolicy) Hooks() abi.Hook {
 	return p.loaded.Hooks()
 }
 
+// ABIVersion waits for the load to end.
+func (p *pendingPolicy) ABIVersion() int {
+	<-p.ready
+	return p.loaded.ABIVersion()
+}
+
 // Call waits for the load to end (or ctx), then calls the module.
 func (p *pendingPolicy) Call(ctx context.Context, hook abi.Hook, input []byte) ([]byte, error) {
 	select {
@@ -256,6 +266,7 @@ type loadFailed struct {
 func (p *loadFailed) ID() string       { return p.id }
 func (p *loadFailed) Digest() [32]byte { return p.digest }
 func (p *loadFailed) Hooks() abi.Hook  { return abi.AllHooks }
+func (p *loadFailed) ABIVersion() int  { return abi.Version }
 func (p *loadFailed) Call(context.Context, abi.Hook, []byte) ([]byte, error) {
 	return nil, p.err
 }

@@ -154,24 +154,44 @@ func (m *Module) putBuf(bp *[]byte) {
 	}
 }
 
-// Servers runs the servers hook. The returned output's strings are views
-// into an immutable host-owned buffer (possibly shared with the memo); they
-// stay valid for as long as the output is referenced. A non-empty Error field
-// in the guest's output is returned as a *Error with CauseGuestError.
-func (m *Module) Servers(ctx context.Context, input *abi.ServersInput) (*abi.ServersOutput, error) {
-	bp := m.encode(input.AppendTo)
+// decoded is what the typed wrappers decode: every output message.
+type decoded interface{ Unmarshal([]byte) error }
+
+// typed runs hook on the encoding of an input (appendTo) and decodes the
+// output into out, while the instance is held: an output that does not
+// decode, or that check (nil: none) refuses, is malformed; a non-empty
+// *guestErr (out's Error field) is the guest's own error.
+func (m *Module) typed(ctx context.Context, hook abi.Hook, appendTo func([]byte) []byte, out decoded, guestErr *string, check func() error) error {
+	bp := m.encode(appendTo)
 	defer m.putBuf(bp)
-	out := new(abi.ServersOutput)
-	_, err := m.call(ctx, abi.HookServers, *bp, nil, func(b []byte) *Error {
+	_, err := m.call(ctx, hook, *bp, nil, func(b []byte) *Error {
 		if err := out.Unmarshal(b); err != nil {
-			return m.malformed(abi.HookServers, err)
+			return m.malformed(hook, err)
 		}
-		if out.Error != "" {
-			return m.guestError(abi.HookServers, out.Error)
+		if *guestErr != "" {
+			return m.guestError(hook, *guestErr)
+		}
+		if check != nil {
+			if err := check(); err != nil {
+				return m.malformed(hook, err)
+			}
 		}
 		return nil
 	})
-	if err != nil {
+	return err
+}
+
+// Servers runs the servers hook. The returned output's strings are views
+// into an immutable host-owned buffer (possibly shared with the memo); they
+// stay valid for as long as the output is referenced. A non-empty Error field
+// in the guest's output is returned as a *Error with CauseGuestError. The
+// output is held to the module's ABI version (abi.ServersOutput.HoldTo).
+func (m *Module) Servers(ctx context.Context, input *abi.ServersInput) (*abi.ServersOutput, error) {
+	out := new(abi.ServersOutput)
+	if err := m.typed(ctx, abi.HookServers, input.AppendTo, out, &out.Error, func() error {
+		out.HoldTo(m.version)
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -181,51 +201,63 @@ func (m *Module) Servers(ctx context.Context, input *abi.ServersInput) (*abi.Ser
 // lifetime and error handling. A decision whose index is outside
 // input.Server.Credentials is a malformed output.
 func (m *Module) Credentials(ctx context.Context, input *abi.CredentialsInput) (*abi.CredentialsOutput, error) {
-	bp := m.encode(input.AppendTo)
-	defer m.putBuf(bp)
 	n := len(input.Server.Credentials)
 	out := new(abi.CredentialsOutput)
-	_, err := m.call(ctx, abi.HookCredentials, *bp, nil, func(b []byte) *Error {
-		if err := out.Unmarshal(b); err != nil {
-			return m.malformed(abi.HookCredentials, err)
-		}
-		if out.Error != "" {
-			return m.guestError(abi.HookCredentials, out.Error)
-		}
+	if err := m.typed(ctx, abi.HookCredentials, input.AppendTo, out, &out.Error, func() error {
 		for _, d := range out.Decisions {
 			if int64(d.Index) >= int64(n) {
-				return m.malformed(abi.HookCredentials, fmt.Errorf("decision for credential index %d, but the server has %d credentials", d.Index, n))
+				return fmt.Errorf("decision for credential index %d, but the server has %d credentials", d.Index, n)
 			}
 		}
 		return nil
-	})
-	if err != nil {
+	}); err != nil {
 		return nil, err
 	}
 	return out, nil
 }
 
 // ToolCall runs the tool_call hook. See Servers for the output's lifetime
-// and error handling. out.Arguments is the caller's own copy (it may be
-// modified).
+// and error handling; an action the module's ABI version does not define
+// (ASK from a version 1 guest) is a malformed output. out.Arguments is the
+// caller's own copy (it may be modified).
 func (m *Module) ToolCall(ctx context.Context, input *abi.ToolCallInput) (*abi.ToolCallOutput, error) {
-	bp := m.encode(input.AppendTo)
-	defer m.putBuf(bp)
 	out := new(abi.ToolCallOutput)
-	_, err := m.call(ctx, abi.HookToolCall, *bp, nil, func(b []byte) *Error {
-		if err := out.Unmarshal(b); err != nil {
-			return m.malformed(abi.HookToolCall, err)
-		}
-		if out.Error != "" {
-			return m.guestError(abi.HookToolCall, out.Error)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := m.typed(ctx, abi.HookToolCall, input.AppendTo, out, &out.Error, func() error { return out.HoldTo(m.version) }); err != nil {
 		return nil, err
 	}
-	if out.Arguments != nil {
-		out.Arguments = bytes.Clone(out.Arguments)
+	out.Arguments = bytes.Clone(out.Arguments)
+	return out, nil
+}
+
+// ResourceRead runs the resource_read hook (ABI version 2). See Servers for
+// the output's lifetime and error handling.
+func (m *Module) ResourceRead(ctx context.Context, input *abi.ResourceReadInput) (*abi.ResourceReadOutput, error) {
+	out := new(abi.ResourceReadOutput)
+	if err := m.typed(ctx, abi.HookResourceRead, input.AppendTo, out, &out.Error, nil); err != nil {
+		return nil, err
 	}
+	return out, nil
+}
+
+// PromptGet runs the prompt_get hook (ABI version 2). See Servers for the
+// output's lifetime and error handling. out.Arguments is the caller's own
+// copy.
+func (m *Module) PromptGet(ctx context.Context, input *abi.PromptGetInput) (*abi.PromptGetOutput, error) {
+	out := new(abi.PromptGetOutput)
+	if err := m.typed(ctx, abi.HookPromptGet, input.AppendTo, out, &out.Error, nil); err != nil {
+		return nil, err
+	}
+	out.Arguments = bytes.Clone(out.Arguments)
+	return out, nil
+}
+
+// ToolResult runs the tool_result hook (ABI version 2). See Servers for the
+// output's lifetime and error handling. out.Result is the caller's own copy.
+func (m *Module) ToolResult(ctx context.Context, input *abi.ToolResultInput) (*abi.ToolResultOutput, error) {
+	out := new(abi.ToolResultOutput)
+	if err := m.typed(ctx, abi.HookToolResult, input.AppendTo, out, &out.Error, nil); err != nil {
+		return nil, err
+	}
+	out.Result = bytes.Clone(out.Result)
 	return out, nil
 }

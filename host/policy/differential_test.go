@@ -103,10 +103,10 @@ func (g *gen) str(words ...string) string {
 
 var (
 	hosts   = []string{"api.githubcopilot.com", "mcp.example.com", "mcp.evil.test", "127.0.0.1:7777", "localhost"}
-	names   = []string{"github", "filesystem", "node_repl", "deny-p", "limited", "docs", "rogue", "notes"}
+	names   = []string{"github", "filesystem", "node_repl", "deny-p", "limited", "docs", "rogue", "notes", "items"}
 	kinds   = []string{"", "interactive", "reviewer", "subagent"}
 	origins = []string{"host-config", "executor-config:exec-1", "plugin:p@1", "plugin:allow-hosts@1"}
-	tools   = []string{"echo", "add", "delete_everything", "env", "search", "x"}
+	tools   = []string{"echo", "add", "delete_everything", "env", "search", "x", "ask", "fail"}
 )
 
 func (g *gen) thread() abi.Thread {
@@ -177,6 +177,25 @@ func (g *gen) toolCallInput() *abi.ToolCallInput {
 		Arguments: abi.RawJSON(args), Caller: g.pick("", "test", "front-door")}
 }
 
+func (g *gen) resourceReadInput() *abi.ResourceReadInput {
+	return &abi.ResourceReadInput{Thread: g.thread(), Server: g.str(names...), PluginID: g.pick("", "p@1"),
+		URI: g.pick("file:///etc/", "file:///pub/", "https://", "") + g.str("passwd", "secret"), Caller: g.pick("", "front-door")}
+}
+
+func (g *gen) promptGetInput() *abi.PromptGetInput {
+	args, _ := json.Marshal(map[string]any{g.str("name", "topic"): g.str()})
+	return &abi.PromptGetInput{Thread: g.thread(), Server: g.str(names...), PluginID: g.pick("", "p@1"),
+		Name: g.str("greet", "blocked", "simple"), Arguments: abi.RawJSON(args), Caller: g.pick("", "front-door")}
+}
+
+func (g *gen) toolResultInput() *abi.ToolResultInput {
+	args, _ := json.Marshal(map[string]any{g.str("text", "path"): g.str()})
+	text := g.str("CONFORMANCE-SECRET", "ok") + g.pick("", " CONFORMANCE-SECRET")
+	res, _ := json.Marshal(map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}})
+	return &abi.ToolResultInput{Thread: g.thread(), Server: g.str(names...), PluginID: g.pick("", "p@1"), Tool: g.pick(tools...),
+		Arguments: abi.RawJSON(args), Result: abi.RawJSON(res), IsError: g.byte()%3 == 0, Caller: g.pick("", "front-door")}
+}
+
 // FuzzDifferential runs every guest instrumented and as it is on the same random valid
 // inputs, for each hook the guest has, and requires byte-identical outputs (and the same
 // failure, if any): the load-time rewrite must change no answer. Select one guest with
@@ -196,6 +215,10 @@ func FuzzDifferential(f *testing.F) {
 			abi.HookServers:     g.serversInput().AppendTo(nil),
 			abi.HookCredentials: g.credentialsInput().AppendTo(nil),
 			abi.HookToolCall:    g.toolCallInput().AppendTo(nil),
+			// The hooks of ABI version 2 (the conformance guests have them).
+			abi.HookResourceRead: g.resourceReadInput().AppendTo(nil),
+			abi.HookPromptGet:    g.promptGetInput().AppendTo(nil),
+			abi.HookToolResult:   g.toolResultInput().AppendTo(nil),
 		}
 		for _, p := range ps {
 			for _, h := range abi.Hooks() {

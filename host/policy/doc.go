@@ -2,9 +2,13 @@
 //
 // A Runtime (one per host) compiles and hosts policy modules; a Module is
 // one loaded plugin with a pool of warm, sandboxed instances; Module.Servers,
-// Module.Credentials and Module.ToolCall call its hooks with the typed
-// messages of package abi, and Module.Call with already-encoded bytes. The
-// guest side of the contract is ABI v1 (docs/abi.md; sdk/ for Go guests).
+// Module.Credentials, Module.ToolCall (and, ABI version 2, ResourceRead,
+// PromptGet and ToolResult) call its hooks with the typed messages of
+// package abi, and Module.Call with already-encoded bytes. The guest side of
+// the contract is the ABI of docs/abi.md (sdk/ for Go guests): a module
+// declares version 1 or 2, Module.ABIVersion reports it, and a version 1
+// module is held to version 1 (it cannot export a version 2 hook, and its
+// outputs mean what they meant in version 1).
 //
 //	rt, err := policy.NewRuntime(ctx, policy.Config{
 //		CompilationCacheDir: filepath.Join(stateDir, "wasm-cache"), // fast restarts

@@ -34,7 +34,8 @@ type instance struct {
 	// sentLevel the level it was last called with.
 	logLevelFn api.Function
 	sentLevel  int32
-	hookFn     [3]api.Function // by bit index of abi.Hook
+	hookFn     [abi.NumHooks]api.Function // by bit index of abi.Hook
+	version    int                        // what warden_abi_version returned
 	stack      [2]uint64
 	guard      guard      // the interrupt flag and the watchdog's view of the current call
 	depth      api.Global // the estimated call stack (interrupt.MaxStack)
@@ -144,9 +145,14 @@ func (m *Module) instantiate(ctx context.Context) (*instance, error) {
 	if err := in.initCall(parent, mod.ExportedFunction(abi.ExportABIVersion)); err != nil {
 		return nil, err
 	}
-	if v := int32(in.stack[0]); v != abi.Version {
-		return nil, detail(ErrABIVersion, "%s() returned %d, but this host implements ABI version %d", abi.ExportABIVersion, v, abi.Version)
+	v := int32(in.stack[0])
+	if v < abi.MinVersion || v > abi.Version {
+		return nil, detail(ErrABIVersion, "%s() returned %d, but this host implements ABI versions %d to %d", abi.ExportABIVersion, v, abi.MinVersion, abi.Version)
 	}
+	if m.version != 0 && int(v) != m.version {
+		return nil, detail(ErrABIVersion, "%s() returned %d, but the module's first instance returned %d", abi.ExportABIVersion, v, m.version)
+	}
+	in.version = int(v)
 	if f := mod.ExportedFunction(abi.ExportHooks); f != nil {
 		if err := in.initCall(parent, f); err != nil {
 			return nil, err

@@ -161,7 +161,8 @@ const (
 )
 
 // validateModule checks imports and exports of a compiled module against
-// ABI v1 and returns the set of hook exports present. memLimit is what
+// the ABI and returns the set of hook exports present (of every version:
+// newModule checks them against the version the module declares). memLimit is what
 // Limits.MemoryMB leaves for linear memory once the module's static
 // footprint is charged (see Limits.MemoryMB).
 func (r *Runtime) validateModule(cm wazero.CompiledModule, limits Limits, memLimit uint64) (present abi.Hook, err error) {
@@ -239,7 +240,7 @@ func (r *Runtime) validateModule(cm wazero.CompiledModule, limits Limits, memLim
 		}
 	}
 	if present == 0 {
-		return 0, detail(ErrNoHooks, "exports no hook (one of %q, %q, %q is required)", abi.ExportServers, abi.ExportCredentials, abi.ExportToolCall)
+		return 0, detail(ErrNoHooks, "exports no hook (one of %s is required)", exportNames(abi.AllHooks))
 	}
 	return present, nil
 }

@@ -25,7 +25,10 @@ type Module struct {
 	id     string
 	digest [32]byte
 	hooks  abi.Hook
-	limits Limits
+	// version is the ABI version the module declared (warden_abi_version),
+	// set from the first instance before any other exists.
+	version int
+	limits  Limits
 	// memLimit caps each instance's linear memory, in bytes: what
 	// limits.MemoryMB leaves after the module's tables and globals.
 	memLimit uint64
@@ -101,13 +104,21 @@ func (r *Runtime) newModule(ctx context.Context, opts LoadOptions, limits Limits
 		cancel()
 		return nil, err
 	}
+	m.version = first.version
+	// A guest is held to the version it declared: it may not implement a
+	// later version's hook.
+	if later := present &^ abi.HooksOf(m.version); later != 0 {
+		first.close(ctx)
+		cancel()
+		return nil, detail(ErrABIVersion, "the module exports %s, a hook of ABI version %d, but %s() returned %d", exportNames(later), abi.Version, abi.ExportABIVersion, m.version)
+	}
 	// warden_hooks narrows (never widens) the set of hook exports.
 	if first.hooksMask != nil {
 		mask := abi.Hook(*first.hooksMask)
-		if extra := mask &^ abi.AllHooks; extra != 0 {
+		if extra := mask &^ abi.HooksOf(m.version); extra != 0 {
 			first.close(ctx)
 			cancel()
-			return nil, detail(ErrBadExport, "%s() returned %#x, which has bits for no known hook (%s)", abi.ExportHooks, uint32(mask), extra)
+			return nil, detail(ErrBadExport, "%s() returned %#x, which has bits for no hook of ABI version %d (%s)", abi.ExportHooks, uint32(mask), m.version, extra)
 		}
 		if missing := mask &^ present; missing != 0 {
 			first.close(ctx)
@@ -170,6 +181,11 @@ func (m *Module) Digest() [32]byte { return m.digest }
 // abi.Hook values). Calling a hook outside this set fails with
 // CauseMissingHook; callers usually skip such plugins instead.
 func (m *Module) Hooks() abi.Hook { return m.hooks }
+
+// ABIVersion returns the ABI version the module declared (from
+// abi.MinVersion to abi.Version). A caller decoding the module's outputs
+// holds them to it: see abi.ServersOutput.HoldTo and abi.ToolCallOutput.HoldTo.
+func (m *Module) ABIVersion() int { return m.version }
 
 // Limits returns the module's effective limits.
 func (m *Module) Limits() Limits { return m.limits }

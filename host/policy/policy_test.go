@@ -524,8 +524,12 @@ func TestLoadRejections(t *testing.T) {
 			[]string{`export "warden_alloc" has signature (i64)->(i32), expected (i32)->(i32)`}},
 		{"no hook", LoadOptions{Wasm: wat(t, "no_hooks")}, ErrNoHooks,
 			[]string{"exports no hook"}},
-		{"wrong ABI version", LoadOptions{Wasm: wat(t, "abi_v2")}, ErrABIVersion,
-			[]string{"warden_abi_version() returned 2, but this host implements ABI version 1"}},
+		{"wrong ABI version", LoadOptions{Wasm: wat(t, "abi_v3")}, ErrABIVersion,
+			[]string{"warden_abi_version() returned 3, but this host implements ABI versions 1 to 2"}},
+		{"version 1 guest exporting a version 2 hook", LoadOptions{Wasm: wat(t, "v1_exports_v2_hook")}, ErrABIVersion,
+			[]string{`the module exports "warden_tool_result", a hook of ABI version 2, but warden_abi_version() returned 1`}},
+		{"version 1 guest claiming a version 2 hook", LoadOptions{Wasm: wat(t, "v1_hooks_mask_v2")}, ErrBadExport,
+			[]string{"warden_hooks() returned 0x9, which has bits for no hook of ABI version 1 (resource_read)"}},
 		{"warden_hooks claims a missing export", LoadOptions{Wasm: wat(t, "hooks_mask_lies")}, ErrBadExport,
 			[]string{`warden_hooks() reports tool_call but the module does not export "warden_tool_call"`}},
 		{"_initialize traps", LoadOptions{Wasm: wat(t, "init_traps")}, ErrLoad,
@@ -967,5 +971,49 @@ func TestErrorText(t *testing.T) {
 	}
 	if !errors.Is(cases[0].err, context.DeadlineExceeded) || errors.Is(cases[0].err, ErrTrap) {
 		t.Errorf("errors.Is does not see through / discriminate")
+	}
+}
+
+// TestVersionNegotiation: a guest is held to the ABI version it declares.
+// The same answers (a decision with prompt and resource lists, a tool call
+// ASK) mean what version 1 defined from a version 1 guest — the lists are
+// unknown fields, ASK an undefined action (fail closed) — and what version
+// 2 defines from a version 2 guest.
+func TestVersionNegotiation(t *testing.T) {
+	rt := newRuntime(t, Config{})
+	ctx := context.Background()
+	for _, v := range []int{1, 2} {
+		t.Run(fmt.Sprintf("v%d", v), func(t *testing.T) {
+			m := mustLoad(t, rt, LoadOptions{ID: fmt.Sprintf("answers-v%d@1", v), Wasm: wat(t, fmt.Sprintf("v%d_answers", v))})
+			defer m.Close(ctx)
+			if m.ABIVersion() != v {
+				t.Fatalf("ABIVersion() = %d, want %d", m.ABIVersion(), v)
+			}
+			if want := abi.HookServers | abi.HookToolCall; m.Hooks() != want {
+				t.Fatalf("Hooks() = %v, want %v", m.Hooks(), want)
+			}
+			out, err := m.Servers(ctx, serversIn("t"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := out.Decisions[0]
+			if d.Name != "fs" || len(d.AllowTools) != 1 {
+				t.Fatalf("decision = %+v", d)
+			}
+			if got := len(d.AllowPrompts) + len(d.DenyResources); v == 1 && got != 0 || v == 2 && got != 2 {
+				t.Fatalf("v%d decision = %+v", v, d)
+			}
+			tc, err := m.ToolCall(ctx, &abi.ToolCallInput{Tool: "x"})
+			if v == 1 {
+				pe := asError(t, err, m.ID(), CauseMalformedOutput)
+				if !errors.Is(err, abi.ErrEnum) || !strings.Contains(pe.Error(), "action 2 is undefined in ABI version 1") {
+					t.Fatalf("v1 ASK: %v", err)
+				}
+				return
+			}
+			if err != nil || tc.Action != abi.ToolCallAsk || tc.Reason != "ok?" {
+				t.Fatalf("v2 ASK: %+v, %v", tc, err)
+			}
+		})
 	}
 }

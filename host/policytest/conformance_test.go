@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -132,7 +133,7 @@ func encodeCase(t *testing.T, c policytest.Case) (abi.Hook, []byte) {
 
 // output is a decoded hook output and its error field.
 type output struct {
-	msg    any // *abi.ServersOutput, *abi.CredentialsOutput or *abi.ToolCallOutput
+	msg    any // *abi.ServersOutput, *abi.CredentialsOutput, *abi.ToolCallOutput, ...
 	errMsg string
 }
 
@@ -144,6 +145,18 @@ func decodeOutput(hook abi.Hook, raw []byte) (output, error) {
 		return output{&o, o.Error}, err
 	case abi.HookCredentials:
 		var o abi.CredentialsOutput
+		err := o.Unmarshal(raw)
+		return output{&o, o.Error}, err
+	case abi.HookResourceRead:
+		var o abi.ResourceReadOutput
+		err := o.Unmarshal(raw)
+		return output{&o, o.Error}, err
+	case abi.HookPromptGet:
+		var o abi.PromptGetOutput
+		err := o.Unmarshal(raw)
+		return output{&o, o.Error}, err
+	case abi.HookToolResult:
+		var o abi.ToolResultOutput
 		err := o.Unmarshal(raw)
 		return output{&o, o.Error}, err
 	default:
@@ -358,7 +371,7 @@ func TestConformanceCGuestIsFreestanding(t *testing.T) {
 		exports = append(exports, name)
 	}
 	slices.Sort(exports)
-	want := []string{"warden_abi_version", "warden_alloc", "warden_credentials", "warden_hooks", "warden_servers", "warden_tool_call"}
+	want := []string{"warden_abi_version", "warden_alloc", "warden_credentials", "warden_hooks", "warden_prompt_get", "warden_resource_read", "warden_servers", "warden_tool_call", "warden_tool_result"}
 	if !slices.Equal(exports, want) {
 		t.Errorf("exported functions = %v, want %v", exports, want)
 	}
@@ -494,6 +507,12 @@ func onlyError(msg any) bool {
 		return len(o.Decisions) == 0
 	case *abi.ToolCallOutput:
 		return o.Action == abi.ToolCallAllow && o.Reason == "" && !o.Rewrite && o.Arguments == nil
+	case *abi.ResourceReadOutput:
+		return o.Action == abi.ToolCallAllow && o.Reason == ""
+	case *abi.PromptGetOutput:
+		return o.Action == abi.ToolCallAllow && o.Reason == "" && !o.Rewrite && o.Arguments == nil
+	case *abi.ToolResultOutput:
+		return o.Action == abi.ToolResultPass && o.Reason == "" && o.Result == nil
 	}
 	return false
 }
@@ -511,6 +530,12 @@ func adversarial(h abi.Hook) [][]byte {
 		}}).AppendTo(nil)
 	case abi.HookCredentials:
 		base = (&abi.CredentialsInput{Route: "exec-1", Server: abi.Server{Name: "s", Credentials: []abi.Credential{{EnvVar: "A"}, {EnvVar: "SECRET_B"}}}}).AppendTo(nil)
+	case abi.HookResourceRead:
+		base = (&abi.ResourceReadInput{Server: "fs", URI: "file:///etc/passwd"}).AppendTo(nil)
+	case abi.HookPromptGet:
+		base = (&abi.PromptGetInput{Server: "everything", Name: "blocked", Arguments: []byte(`{}`)}).AppendTo(nil)
+	case abi.HookToolResult:
+		base = (&abi.ToolResultInput{Tool: "t", Result: []byte(`{"content":[]}`), IsError: true}).AppendTo(nil)
 	default:
 		base = (&abi.ToolCallInput{Server: "rewrite", Tool: "echo", Arguments: []byte(`{}`)}).AppendTo(nil)
 	}
@@ -580,4 +605,64 @@ func variants(t *testing.T, hook abi.Hook, in []byte) []variant {
 		vs = append(vs, variant{l.name, b, l.older})
 	}
 	return vs
+}
+
+// TestConformanceV1Guest: the C guest built as a version 1 guest
+// (-DWARDEN_ABI_VERSION=1: warden_abi_version returns 1, the hooks of
+// version 2 are left out) loads, is held to version 1, passes every
+// fixture of version 1 (the files not named v2_*) and answers each of
+// their inputs with exactly the bytes the version 2 build answers: what
+// version 1 defined behaves as it always did.
+func TestConformanceV1Guest(t *testing.T) {
+	t.Parallel()
+	guests, _ := loadGuests(t)
+	cV2 := guests[1]
+	ctx := context.Background()
+	// The same sources in a directory of their own, with the define at
+	// the top of policy.c (testbuild.C takes no flags).
+	dir := t.TempDir()
+	for _, f := range []string{"policy.c", "wire.h", "wire_gen.h"} {
+		b, err := os.ReadFile(filepath.Join(conformanceDir, "c", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == "policy.c" {
+			b = append([]byte("#define WARDEN_ABI_VERSION 1\n"), b...)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m, err := shared.rt.Load(ctx, policy.LoadOptions{ID: "c-v1/" + t.Name(), Wasm: testbuild.C(t, dir)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(ctx)
+	if m.ABIVersion() != 1 || m.Hooks() != abi.V1Hooks {
+		t.Fatalf("v1 build: ABI version %d, hooks %v", m.ABIVersion(), m.Hooks())
+	}
+	v1 := guest{"c-v1", m}
+	n := 0
+	for _, c := range loadCases(t) {
+		if strings.HasPrefix(filepath.Base(c.File), "v2_") {
+			continue
+		}
+		n++
+		if res := policytest.Run(ctx, m, c); !res.Pass {
+			t.Errorf("%s (%s): %s\noutput: %+v\nerror: %v", c.Name, filepath.Base(c.File), strings.Join(res.Problems, "\n"), res.Output, res.Err)
+		}
+		hook, in := encodeCase(t, c)
+		got, err1 := v1.mod.Call(ctx, hook, in)
+		want, err2 := cV2.mod.Call(ctx, hook, in)
+		if err1 != nil || err2 != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: v1 build answered % x (%v), v2 build % x (%v)", c.Name, got, err1, want, err2)
+		}
+	}
+	if n < 20 {
+		t.Fatalf("only %d version 1 fixtures", n)
+	}
+	// A hook of version 2 is not there to call.
+	if _, err := m.Call(ctx, abi.HookToolResult, (&abi.ToolResultInput{}).AppendTo(nil)); err == nil {
+		t.Fatal("a version 1 guest ran tool_result")
+	}
 }

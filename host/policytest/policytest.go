@@ -23,7 +23,8 @@ type Caller interface {
 type Case struct {
 	// Name identifies the case in reports; defaults to the file name and index.
 	Name string `json:"name"`
-	// Hook is "servers", "credentials" or "tool_call".
+	// Hook is "servers", "credentials", "tool_call", "resource_read",
+	// "prompt_get" or "tool_result".
 	Hook string `json:"hook"`
 	// Input is the hook input in the ABI's JSON form.
 	Input json.RawMessage `json:"input"`
@@ -37,10 +38,14 @@ type Case struct {
 type Expect struct {
 	// Decisions are the expected servers or credentials decisions (see the package doc).
 	Decisions []Decision `json:"decisions,omitempty"`
-	// Action, Reason and Arguments are the expected tool_call answer.
+	// Action, Reason and Arguments are the expected tool_call, resource_read
+	// or prompt_get answer (Arguments: rewritten arguments), or, with
+	// Result, the expected tool_result answer (Result: the rewritten
+	// result).
 	Action    string          `json:"action,omitempty"`
 	Reason    string          `json:"reason,omitempty"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
 	// Error, when set, expects the call to fail with an error containing it.
 	Error string `json:"error,omitempty"`
 }
@@ -53,6 +58,11 @@ type Decision struct {
 	Reason     string   `json:"reason,omitempty"`
 	AllowTools []string `json:"allowTools,omitempty"`
 	DenyTools  []string `json:"denyTools,omitempty"`
+	// The prompt and resource lists (ABI version 2).
+	AllowPrompts   []string `json:"allowPrompts,omitempty"`
+	DenyPrompts    []string `json:"denyPrompts,omitempty"`
+	AllowResources []string `json:"allowResources,omitempty"`
+	DenyResources  []string `json:"denyResources,omitempty"`
 }
 
 // Result is the outcome of running one case.
@@ -117,7 +127,7 @@ func LoadFile(path string) ([]Case, error) {
 			c.Name = fmt.Sprintf("%s#%d", filepath.Base(path), i+1)
 		}
 		if _, err := abi.ParseHook(c.Hook); err != nil {
-			return nil, fmt.Errorf("policy tests: %s: case %q: hook %q: want servers, credentials or tool_call", path, c.Name, c.Hook)
+			return nil, fmt.Errorf("policy tests: %s: case %q: hook %q: want one of %s", path, c.Name, c.Hook, hookNames())
 		}
 		if len(c.Input) == 0 {
 			return nil, fmt.Errorf("policy tests: %s: case %q has no input", path, c.Name)
@@ -150,13 +160,49 @@ func Encode(hook abi.Hook, input []byte) ([]byte, error) {
 			return nil, fmt.Errorf("tool_call input: %w", err)
 		}
 		return in.AppendTo(nil), nil
+	case abi.HookResourceRead:
+		var in abi.ResourceReadInput
+		if err := dec.Decode(&in); err != nil {
+			return nil, fmt.Errorf("resource_read input: %w", err)
+		}
+		return in.AppendTo(nil), nil
+	case abi.HookPromptGet:
+		var in abi.PromptGetInput
+		if err := dec.Decode(&in); err != nil {
+			return nil, fmt.Errorf("prompt_get input: %w", err)
+		}
+		return in.AppendTo(nil), nil
+	case abi.HookToolResult:
+		var in abi.ToolResultInput
+		if err := dec.Decode(&in); err != nil {
+			return nil, fmt.Errorf("tool_result input: %w", err)
+		}
+		return in.AppendTo(nil), nil
 	}
 	return nil, fmt.Errorf("unknown hook %v", hook)
 }
 
+// hookNames lists the hooks' names for errors.
+func hookNames() string {
+	var names []string
+	for _, h := range abi.Hooks() {
+		names = append(names, h.String())
+	}
+	return strings.Join(names, ", ")
+}
+
+// versioned is a Caller that knows the ABI version its module declared
+// (*policy.Module does): Eval holds the outputs to it, as the host does.
+type versioned interface {
+	ABIVersion() int
+}
+
 // Eval runs hook on the JSON input and returns the decoded output (an *abi.ServersOutput,
-// *abi.CredentialsOutput or *abi.ToolCallOutput). A guest-reported error is returned as an
-// error too.
+// *abi.CredentialsOutput, *abi.ToolCallOutput, *abi.ResourceReadOutput,
+// *abi.PromptGetOutput or *abi.ToolResultOutput). A guest-reported error is returned as an
+// error too. When p reports its ABI version (ABIVersion() int), the output is held to it as
+// the host holds it: a version 1 guest's prompt and resource lists are dropped, and its ASK
+// is malformed.
 func Eval(ctx context.Context, p Caller, hook abi.Hook, input []byte) (any, error) {
 	wire, err := Encode(hook, input)
 	if err != nil {
@@ -166,35 +212,49 @@ func Eval(ctx context.Context, p Caller, hook abi.Hook, input []byte) (any, erro
 	if err != nil {
 		return nil, err
 	}
+	version := abi.Version
+	if v, ok := p.(versioned); ok {
+		version = v.ABIVersion()
+	}
+	var out interface{ Unmarshal([]byte) error }
+	var errField *string
 	switch hook {
 	case abi.HookServers:
-		out := &abi.ServersOutput{}
-		if err := out.Unmarshal(raw); err != nil {
-			return nil, fmt.Errorf("malformed servers output: %w", err)
-		}
-		if out.Error != "" {
-			return out, fmt.Errorf("guest reported error: %s", out.Error)
-		}
-		return out, nil
+		o := &abi.ServersOutput{}
+		out, errField = o, &o.Error
 	case abi.HookCredentials:
-		out := &abi.CredentialsOutput{}
-		if err := out.Unmarshal(raw); err != nil {
-			return nil, fmt.Errorf("malformed credentials output: %w", err)
-		}
-		if out.Error != "" {
-			return out, fmt.Errorf("guest reported error: %s", out.Error)
-		}
-		return out, nil
+		o := &abi.CredentialsOutput{}
+		out, errField = o, &o.Error
+	case abi.HookToolCall:
+		o := &abi.ToolCallOutput{}
+		out, errField = o, &o.Error
+	case abi.HookResourceRead:
+		o := &abi.ResourceReadOutput{}
+		out, errField = o, &o.Error
+	case abi.HookPromptGet:
+		o := &abi.PromptGetOutput{}
+		out, errField = o, &o.Error
+	case abi.HookToolResult:
+		o := &abi.ToolResultOutput{}
+		out, errField = o, &o.Error
 	default:
-		out := &abi.ToolCallOutput{}
-		if err := out.Unmarshal(raw); err != nil {
-			return nil, fmt.Errorf("malformed tool_call output: %w", err)
-		}
-		if out.Error != "" {
-			return out, fmt.Errorf("guest reported error: %s", out.Error)
-		}
-		return out, nil
+		return nil, fmt.Errorf("unknown hook %v", hook)
 	}
+	if err := out.Unmarshal(raw); err != nil {
+		return nil, fmt.Errorf("malformed %s output: %w", hook, err)
+	}
+	if *errField != "" {
+		return out, fmt.Errorf("guest reported error: %s", *errField)
+	}
+	switch o := out.(type) {
+	case *abi.ServersOutput:
+		o.HoldTo(version)
+	case *abi.ToolCallOutput:
+		if err := o.HoldTo(version); err != nil {
+			return nil, fmt.Errorf("malformed %s output: %w", hook, err)
+		}
+	}
+	return out, nil
 }
 
 // Run runs one case against p and compares the answer with the expectation.
@@ -225,7 +285,13 @@ func Run(ctx context.Context, p Caller, c Case) Result {
 		case *abi.CredentialsOutput:
 			res.Problems = compareCredentials(c, o)
 		case *abi.ToolCallOutput:
-			res.Problems = compareToolCall(c, o)
+			res.Problems = compareCall(c, o.Action.String(), o.Reason, o.Rewrite, o.Arguments)
+		case *abi.ResourceReadOutput:
+			res.Problems = compareCall(c, o.Action.String(), o.Reason, false, nil)
+		case *abi.PromptGetOutput:
+			res.Problems = compareCall(c, o.Action.String(), o.Reason, o.Rewrite, o.Arguments)
+		case *abi.ToolResultOutput:
+			res.Problems = compareToolResult(c, o)
 		}
 	}
 	res.Pass = len(res.Problems) == 0
@@ -242,30 +308,17 @@ func compareServers(c Case, out *abi.ServersOutput) []string {
 		prev, seen := got[d.Name]
 		if !seen {
 			got[d.Name] = abi.ServerDecision{Name: d.Name, Action: d.Action, Reason: d.Reason,
-				AllowTools: append([]string(nil), d.AllowTools...), DenyTools: append([]string(nil), d.DenyTools...)}
+				AllowTools: clone(d.AllowTools), DenyTools: clone(d.DenyTools),
+				AllowPrompts: clone(d.AllowPrompts), DenyPrompts: clone(d.DenyPrompts),
+				AllowResources: clone(d.AllowResources), DenyResources: clone(d.DenyResources)}
 			continue
 		}
 		if d.Action.MoreRestrictive(prev.Action) {
 			prev.Action, prev.Reason = d.Action, d.Reason
 		}
-		if len(d.AllowTools) > 0 {
-			if len(prev.AllowTools) == 0 {
-				prev.AllowTools = append([]string(nil), d.AllowTools...)
-			} else {
-				both := []string{}
-				for _, t := range prev.AllowTools {
-					if contains(d.AllowTools, t) {
-						both = append(both, t)
-					}
-				}
-				prev.AllowTools = both
-			}
-		}
-		for _, t := range d.DenyTools {
-			if !contains(prev.DenyTools, t) {
-				prev.DenyTools = append(prev.DenyTools, t)
-			}
-		}
+		prev.AllowTools, prev.DenyTools = intersect(prev.AllowTools, d.AllowTools), union(prev.DenyTools, d.DenyTools)
+		prev.AllowPrompts, prev.DenyPrompts = intersect(prev.AllowPrompts, d.AllowPrompts), union(prev.DenyPrompts, d.DenyPrompts)
+		prev.AllowResources, prev.DenyResources = intersect(prev.AllowResources, d.AllowResources), union(prev.DenyResources, d.DenyResources)
 		got[d.Name] = prev
 	}
 	want := map[string]Decision{}
@@ -309,8 +362,49 @@ func compareServers(c Case, out *abi.ServersOutput) []string {
 		if w.DenyTools != nil && !sameSet(g.DenyTools, w.DenyTools) {
 			problems = append(problems, fmt.Sprintf("server %q: denyTools %v, want %v", n, g.DenyTools, w.DenyTools))
 		}
+		for _, l := range []struct {
+			name      string
+			got, want []string
+		}{
+			{"allowPrompts", g.AllowPrompts, w.AllowPrompts}, {"denyPrompts", g.DenyPrompts, w.DenyPrompts},
+			{"allowResources", g.AllowResources, w.AllowResources}, {"denyResources", g.DenyResources, w.DenyResources},
+		} {
+			if l.want != nil && !sameSet(l.got, l.want) {
+				problems = append(problems, fmt.Sprintf("server %q: %s %v, want %v", n, l.name, l.got, l.want))
+			}
+		}
 	}
 	return problems
+}
+
+func clone(s []string) []string { return append([]string(nil), s...) }
+
+// intersect composes two allow lists: an empty list allows everything, so
+// it leaves the other one.
+func intersect(a, b []string) []string {
+	switch {
+	case len(b) == 0:
+		return a
+	case len(a) == 0:
+		return clone(b)
+	}
+	both := []string{}
+	for _, t := range a {
+		if contains(b, t) {
+			both = append(both, t)
+		}
+	}
+	return both
+}
+
+// union composes two deny lists.
+func union(a, b []string) []string {
+	for _, t := range b {
+		if !contains(a, t) {
+			a = append(a, t)
+		}
+	}
+	return a
 }
 
 func compareCredentials(c Case, out *abi.CredentialsOutput) []string {
@@ -364,26 +458,57 @@ func compareCredentials(c Case, out *abi.CredentialsOutput) []string {
 	return problems
 }
 
-func compareToolCall(c Case, out *abi.ToolCallOutput) []string {
+// compareCall compares the answer of a call hook (tool_call, resource_read,
+// prompt_get) with the case's expectation.
+func compareCall(c Case, action, reason string, rewrite bool, args []byte) []string {
 	var problems []string
 	want := c.Expect.Action
 	if want == "" {
 		want = abi.ToolCallAllow.String()
 	}
-	if out.Action.String() != want {
-		problems = append(problems, fmt.Sprintf("tool_call: got %s%s, want %s", out.Action, reasonSuffix(out.Reason), want))
+	if action != want {
+		problems = append(problems, fmt.Sprintf("%s: got %s%s, want %s", c.Hook, action, reasonSuffix(reason), want))
 	}
-	if c.Expect.Reason != "" && out.Reason != c.Expect.Reason {
-		problems = append(problems, fmt.Sprintf("tool_call: reason %q, want %q", out.Reason, c.Expect.Reason))
+	if c.Expect.Reason != "" && reason != c.Expect.Reason {
+		problems = append(problems, fmt.Sprintf("%s: reason %q, want %q", c.Hook, reason, c.Expect.Reason))
+	}
+	if len(c.Expect.Result) > 0 {
+		problems = append(problems, fmt.Sprintf("%s: expect.result is for tool_result cases", c.Hook))
 	}
 	if len(c.Expect.Arguments) > 0 {
-		if !out.Rewrite {
-			problems = append(problems, "tool_call: expected rewritten arguments, got none")
-		} else if !jsonEqual(out.Arguments, c.Expect.Arguments) {
-			problems = append(problems, fmt.Sprintf("tool_call: arguments %s, want %s", out.Arguments, c.Expect.Arguments))
+		if !rewrite {
+			problems = append(problems, fmt.Sprintf("%s: expected rewritten arguments, got none", c.Hook))
+		} else if !jsonEqual(args, c.Expect.Arguments) {
+			problems = append(problems, fmt.Sprintf("%s: arguments %s, want %s", c.Hook, args, c.Expect.Arguments))
 		}
-	} else if out.Rewrite {
-		problems = append(problems, fmt.Sprintf("tool_call: unexpected rewrite to %s", out.Arguments))
+	} else if rewrite {
+		problems = append(problems, fmt.Sprintf("%s: unexpected rewrite to %s", c.Hook, args))
+	}
+	return problems
+}
+
+// compareToolResult compares a tool_result answer with the expectation:
+// the action ("pass" when none is given), the reason when given, and for
+// "rewrite" the result when given (a rewrite's result is always compared
+// when the case gives one, and a rewrite the case does not expect is a
+// problem).
+func compareToolResult(c Case, out *abi.ToolResultOutput) []string {
+	var problems []string
+	want := c.Expect.Action
+	if want == "" {
+		want = abi.ToolResultPass.String()
+	}
+	if out.Action.String() != want {
+		problems = append(problems, fmt.Sprintf("tool_result: got %s%s, want %s", out.Action, reasonSuffix(out.Reason), want))
+	}
+	if c.Expect.Reason != "" && out.Reason != c.Expect.Reason {
+		problems = append(problems, fmt.Sprintf("tool_result: reason %q, want %q", out.Reason, c.Expect.Reason))
+	}
+	if len(c.Expect.Arguments) > 0 {
+		problems = append(problems, "tool_result: expect.arguments is for call hooks; use expect.result")
+	}
+	if len(c.Expect.Result) > 0 && out.Action == abi.ToolResultRewrite && !jsonEqual(out.Result, c.Expect.Result) {
+		problems = append(problems, fmt.Sprintf("tool_result: result %s, want %s", out.Result, c.Expect.Result))
 	}
 	return problems
 }

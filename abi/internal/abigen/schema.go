@@ -1,6 +1,6 @@
 package main
 
-// The schema of ABI v1: every message of the hook inputs (the "warden flat"
+// The schema of the ABI (version 2; what version 1 has is marked below): every message of the hook inputs (the "warden flat"
 // records, docs/abi.md §6) and outputs (protobuf, §7). Everything the
 // generator writes derives from these tables; adding a field to a message is
 // one line here and `go generate ./abi/...`.
@@ -126,6 +126,46 @@ var inputs = []Msg{
 			{Name: "Command", Wire: "command", Type: "string", Doc: "Command is the required command."},
 		},
 	},
+	{
+		Name: "ResourceReadInput", DocAfter: " — ABI version 2", Doc: "ResourceReadInput is the input of the resource_read hook (ABI v2).",
+		Prefix: "rr", View: "ResourceReadView", Hook: "HookResourceRead", HookName: "resource_read",
+		ViewDoc: "ResourceReadView is a read-only view of the resource_read hook's input.",
+		Fields: []Field{
+			{Name: "Thread", Wire: "thread", Type: "Thread", Resolved: "thread", Doc: "Thread is the thread the hook runs for."},
+			{Name: "Server", Wire: "server", Type: "string", Doc: "Server is the name of the server the resource is read from."},
+			{Name: "PluginID", Wire: "plugin_id", Type: "string", Doc: "PluginID is the plugin the server belongs to (\"\" for none)."},
+			{Name: "URI", Wire: "uri", Type: "string", Note: ": the resource's URI, as the server lists it", Doc: "URI is the resource's URI, as the server lists it."},
+			{Name: "Caller", Wire: "caller", Type: "string", Doc: "Caller identifies who made the request."},
+		},
+	},
+	{
+		Name: "PromptGetInput", DocAfter: " — ABI version 2", Doc: "PromptGetInput is the input of the prompt_get hook (ABI v2).",
+		Prefix: "pg", View: "PromptGetView", Hook: "HookPromptGet", HookName: "prompt_get",
+		ViewDoc: "PromptGetView is a read-only view of the prompt_get hook's input.",
+		Fields: []Field{
+			{Name: "Thread", Wire: "thread", Type: "Thread", Resolved: "thread", Doc: "Thread is the thread the hook runs for."},
+			{Name: "Server", Wire: "server", Type: "string", Doc: "Server is the name of the server the prompt belongs to."},
+			{Name: "PluginID", Wire: "plugin_id", Type: "string", Doc: "PluginID is the plugin the server belongs to (\"\" for none)."},
+			{Name: "Name", Wire: "name", Type: "string", Note: ": the prompt's name on its server", Doc: "Name is the prompt's name on its server."},
+			{Name: "Arguments", Wire: "arguments", Type: "json", Note: ": a JSON object of strings (validated by the host)", Doc: "Arguments is the request's arguments, a JSON object (validated by the\nhost): a view into the input (nil when empty) that must not be modified."},
+			{Name: "Caller", Wire: "caller", Type: "string", Doc: "Caller identifies who made the request."},
+		},
+	},
+	{
+		Name: "ToolResultInput", DocAfter: " — ABI version 2", Doc: "ToolResultInput is the input of the tool_result hook (ABI v2).",
+		Prefix: "tr", View: "ToolResultView", Hook: "HookToolResult", HookName: "tool_result",
+		ViewDoc: "ToolResultView is a read-only view of the tool_result hook's input.",
+		Fields: []Field{
+			{Name: "Thread", Wire: "thread", Type: "Thread", Resolved: "thread", Doc: "Thread is the thread the hook runs for."},
+			{Name: "Server", Wire: "server", Type: "string", Doc: "Server is the name of the server called."},
+			{Name: "PluginID", Wire: "plugin_id", Type: "string", Doc: "PluginID is the plugin the server belongs to (\"\" for none)."},
+			{Name: "Tool", Wire: "tool", Type: "string", Doc: "Tool is the tool name."},
+			{Name: "Arguments", Wire: "arguments", Type: "json", Note: ": the JSON object of arguments actually sent (after any rewrite)", Doc: "Arguments is the arguments actually sent (after any rewrite), a JSON\nobject: a view into the input (nil when empty) that must not be modified."},
+			{Name: "Result", Wire: "result", Type: "json", Note: ": the upstream CallToolResult as a JSON object", Doc: "Result is the upstream CallToolResult as a JSON object: a view into the\ninput (nil when empty) that must not be modified."},
+			{Name: "IsError", Wire: "is_error", Type: "bool", Note: " (the result's isError)", Doc: "IsError reports whether the upstream result is a tool error (its isError)."},
+			{Name: "Caller", Wire: "caller", Type: "string", Doc: "Caller identifies who made the call."},
+		},
+	},
 }
 
 var outputs = []Msg{
@@ -137,6 +177,10 @@ var outputs = []Msg{
 			{Name: "Reason", Wire: "reason", Type: "string", Num: 3},
 			{Name: "AllowTools", Wire: "allow_tools", Type: "[]string", Num: 4, Note: "non-empty: only these tools are usable"},
 			{Name: "DenyTools", Wire: "deny_tools", Type: "[]string", Num: 5, Note: "these tools are not usable"},
+			{Name: "AllowPrompts", Wire: "allow_prompts", Type: "[]string", Num: 6, Since: 2, Note: "non-empty: only these prompts are usable"},
+			{Name: "DenyPrompts", Wire: "deny_prompts", Type: "[]string", Num: 7, Since: 2, Note: "these prompts are not usable"},
+			{Name: "AllowResources", Wire: "allow_resources", Type: "[]string", Num: 8, Since: 2, Note: "non-empty: only these resources (URIs or URI templates; a trailing * matches a prefix)"},
+			{Name: "DenyResources", Wire: "deny_resources", Type: "[]string", Num: 9, Since: 2, Note: "these resources are not usable"},
 		},
 	},
 	{
@@ -171,6 +215,33 @@ var outputs = []Msg{
 			{Name: "Error", Wire: "error", Type: "string", Num: 15, Note: "non-empty = guest failure; the host fails closed"},
 		},
 	},
+	{
+		Name: "ResourceReadOutput", Doc: "ResourceReadOutput is the output of the resource_read hook (ABI v2).",
+		Fields: []Field{
+			{Name: "Action", Wire: "action", Type: "ToolCallAction", Num: 1, EnumMax: "ToolCallDeny", Note: "ALLOW or DENY (ASK is undefined here)"},
+			{Name: "Reason", Wire: "reason", Type: "string", Num: 2, Note: "DENY: returned to the client"},
+			{Name: "Error", Wire: "error", Type: "string", Num: 15, Note: "non-empty = guest failure; the host fails closed"},
+		},
+	},
+	{
+		Name: "PromptGetOutput", Doc: "PromptGetOutput is the output of the prompt_get hook (ABI v2).",
+		Fields: []Field{
+			{Name: "Action", Wire: "action", Type: "ToolCallAction", Num: 1, EnumMax: "ToolCallDeny", Note: "ALLOW or DENY (ASK is undefined here)"},
+			{Name: "Reason", Wire: "reason", Type: "string", Num: 2, Note: "DENY: returned to the client"},
+			{Name: "Rewrite", Wire: "rewrite", Type: "bool", Num: 3, Note: "replace the prompt's arguments with `arguments`"},
+			{Name: "Arguments", Wire: "arguments", Type: "json", Num: 4, Note: "a JSON object, used when rewrite is true"},
+			{Name: "Error", Wire: "error", Type: "string", Num: 15, Note: "non-empty = guest failure; the host fails closed"},
+		},
+	},
+	{
+		Name: "ToolResultOutput", Doc: "ToolResultOutput is the output of the tool_result hook (ABI v2).",
+		Fields: []Field{
+			{Name: "Action", Wire: "action", Type: "ToolResultAction", Num: 1},
+			{Name: "Reason", Wire: "reason", Type: "string", Num: 2, Note: "ERROR: the text of the tool error the client gets"},
+			{Name: "Result", Wire: "result", Type: "json", Num: 3, Note: "REWRITE: a CallToolResult JSON object replacing the result"},
+			{Name: "Error", Wire: "error", Type: "string", Num: 15, Note: "non-empty = guest failure; the host fails closed"},
+		},
+	},
 }
 
 // enums are the output enums: their Go types and constants are hand-written
@@ -179,7 +250,8 @@ var outputs = []Msg{
 var enums = []Enum{
 	{Name: "ServerAction", Max: "ServerHide", Values: []string{"EXPOSE", "DISABLE", "HIDE"}},
 	{Name: "CredentialAction", Max: "CredentialDeny", Values: []string{"UNSPECIFIED", "LOCAL", "EXECUTOR", "DENY"}},
-	{Name: "ToolCallAction", Max: "ToolCallDeny", Values: []string{"ALLOW", "DENY"}},
+	{Name: "ToolCallAction", Max: "ToolCallAsk", Values: []string{"ALLOW", "DENY", "ASK"}},
+	{Name: "ToolResultAction", Max: "ToolResultError", Values: []string{"PASS", "REWRITE", "ERROR"}},
 }
 
 // transportKinds are the values of the TransportKind enum of flat Server

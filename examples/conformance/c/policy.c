@@ -1,7 +1,7 @@
 /*
  * policy.c: the warden conformance policy as a freestanding C guest.
  *
- * This is a complete warden policy plugin (ABI v1, docs/abi.md) in plain C
+ * This is a complete warden policy plugin (ABI v2, docs/abi.md) in plain C
  * with no libc and no WASI: the module's only import is warden.log. It
  * implements exactly the same policy as ../go/main.go, and the tests in
  * host/policytest/conformance_test.go check that both give the same answers
@@ -13,7 +13,7 @@
  *      buffer and the hook entry points' common checks.
  *   2. Opening an input: the header, the root record and its messages,
  *      checked with the flat reader of wire.h.
- *   3. The policy: the three hooks. Every field it reads is checked as it
+ *   3. The policy: the six hooks. Every field it reads is checked as it
  *      is read (wire.h); a reference outside the input turns the answer
  *      into an error output.
  *
@@ -23,6 +23,12 @@
  * in place with memory.grow. The output goes to a static
  * buffer; an output that does not fit is reported as an error (the host
  * then fails closed), never truncated.
+ *
+ * Built with -DWARDEN_ABI_VERSION=1 it is the same policy as a version 1
+ * guest: warden_abi_version returns 1 and the hooks of version 2 are not
+ * compiled in (the host refuses a version 1 module exporting them). The
+ * tests use that build to show that a version 1 guest still behaves as it
+ * always did.
  */
 #include <stdint.h>
 
@@ -40,11 +46,19 @@ enum { LOG_TRACE = 1, LOG_DEBUG = 2, LOG_INFO = 3, LOG_WARN = 4, LOG_ERROR = 5 }
 
 static void log_span(int32_t level, span msg) { warden_log(level, msg.ptr, msg.len); }
 
-enum { HOOK_SERVERS = 1, HOOK_CREDENTIALS = 2, HOOK_TOOL_CALL = 4 };
+#ifndef WARDEN_ABI_VERSION
+#define WARDEN_ABI_VERSION 2
+#endif
 
-EXPORT("warden_abi_version") int32_t warden_abi_version(void) { return 1; }
+EXPORT("warden_abi_version") int32_t warden_abi_version(void) { return WARDEN_ABI_VERSION; }
 
-EXPORT("warden_hooks") int32_t warden_hooks(void) { return HOOK_SERVERS | HOOK_CREDENTIALS | HOOK_TOOL_CALL; }
+EXPORT("warden_hooks") int32_t warden_hooks(void) {
+#if WARDEN_ABI_VERSION >= 2
+	return KIND_SERVERS | KIND_CREDENTIALS | KIND_TOOL_CALL | KIND_RESOURCE_READ | KIND_PROMPT_GET | KIND_TOOL_RESULT;
+#else
+	return KIND_SERVERS | KIND_CREDENTIALS | KIND_TOOL_CALL;
+#endif
+}
 
 /* ---- input buffer: [__heap_base, __heap_base + in_cap) ---------------- */
 
@@ -138,8 +152,7 @@ static int begin_hook(uint32_t kind, uint32_t ptr, uint32_t len, input *in, uint
 		*result = bad_input(rc);
 		return 1;
 	}
-	uint32_t root_type = kind == KIND_SERVERS ? T_SERVERS_INPUT : kind == KIND_CREDENTIALS ? T_CREDENTIALS_INPUT : T_TOOL_CALL_INPUT;
-	rec root = root_record(in, root_type);
+	rec root = root_record(in, root_type(kind));
 	msg(in, root, 0, T_THREAD); /* slot 0 of every root record */
 	if (kind == KIND_CREDENTIALS) {
 		msg(in, root, CI_SERVER, T_SERVER);
@@ -165,12 +178,15 @@ static uint64_t finish_hook(const input *in, writer *w) {
 /* Field numbers of the outputs (docs/abi.md section 8). */
 enum { OUT_DECISIONS = 1 }; /* ServersOutput and CredentialsOutput */
 enum { DECISION_NAME = 1, DECISION_ACTION = 2, DECISION_REASON = 3, DECISION_ALLOW_TOOLS = 4, DECISION_DENY_TOOLS = 5 };
+enum { DECISION_ALLOW_PROMPTS = 6, DECISION_DENY_PROMPTS = 7, DECISION_ALLOW_RESOURCES = 8, DECISION_DENY_RESOURCES = 9 }; /* version 2 */
 enum { CRED_DECISION_INDEX = 1, CRED_DECISION_ACTION = 2, CRED_DECISION_REASON = 3 };
-enum { TOOL_OUT_ACTION = 1, TOOL_OUT_REASON = 2, TOOL_OUT_REWRITE = 3, TOOL_OUT_ARGUMENTS = 4 };
+enum { TOOL_OUT_ACTION = 1, TOOL_OUT_REASON = 2, TOOL_OUT_REWRITE = 3, TOOL_OUT_ARGUMENTS = 4 }; /* and ResourceRead-, PromptGetOutput */
+enum { RESULT_OUT_ACTION = 1, RESULT_OUT_REASON = 2, RESULT_OUT_RESULT = 3 };                      /* ToolResultOutput */
 
 enum { EXPOSE = 0, DISABLE = 1, HIDE = 2 };            /* ServerAction */
 enum { LOCAL = 1, EXECUTOR = 2, DENY_CREDENTIAL = 3 }; /* CredentialAction */
-enum { ALLOW = 0, DENY = 1 };                          /* ToolCallAction */
+enum { ALLOW = 0, DENY = 1, ASK = 2 };                 /* ToolCallAction (ASK: version 2) */
+enum { PASS = 0, REWRITE = 1, ERROR = 2 };             /* ToolResultAction */
 
 /* decide appends a ServerDecision (ServersOutput.decisions, field 1) with
  * reason a + b. */
@@ -221,6 +237,21 @@ static void decide_server(input *in, writer *w, span kind, rec s) {
 		end_message(w, d);
 		return;
 	}
+#if WARDEN_ABI_VERSION >= 2
+	/* d2) "items" gets prompt and resource lists, in one decision */
+	if (span_eq(name, LIT("items"))) {
+		uint32_t d = begin_message(w, OUT_DECISIONS);
+		put_string(w, DECISION_NAME, name);
+		put_string(w, DECISION_REASON, LIT("items"));
+		put_string(w, DECISION_ALLOW_PROMPTS, LIT("greet"));
+		put_string(w, DECISION_ALLOW_PROMPTS, LIT("blocked"));
+		put_string(w, DECISION_DENY_PROMPTS, LIT("blocked"));
+		put_string(w, DECISION_ALLOW_RESOURCES, LIT("file:///pub/*"));
+		put_string(w, DECISION_DENY_RESOURCES, LIT("file:///pub/secret"));
+		end_message(w, d);
+		return;
+	}
+#endif
 	/* e) --unsafe in the arguments disables the server */
 	list args = strings(in, s, SV_ARGS);
 	for (uint32_t i = 0; i < args.n; i++) {
@@ -291,9 +322,78 @@ EXPORT("warden_tool_call") uint64_t warden_tool_call(uint32_t ptr, uint32_t len)
 	if (span_eq(tool, LIT("fail"))) {
 		put_varint_field(&w, TOOL_OUT_ACTION, DENY);
 		put_string(&w, TOOL_OUT_REASON, LIT("tool fail is blocked"));
+#if WARDEN_ABI_VERSION >= 2
+	} else if (span_eq(tool, LIT("ask"))) {
+		put_varint_field(&w, TOOL_OUT_ACTION, ASK);
+		put_string2(&w, TOOL_OUT_REASON, LIT("confirm ask on "), server);
+#endif
 	} else if (span_eq(tool, LIT("echo")) && span_eq(server, LIT("rewrite"))) {
 		put_varint_field(&w, TOOL_OUT_REWRITE, 1);
 		put_string(&w, TOOL_OUT_ARGUMENTS, LIT("{\"text\":\"rewritten\"}"));
 	}
 	return finish_hook(&in, &w); /* nothing written: allow, arguments unchanged */
 }
+
+#if WARDEN_ABI_VERSION >= 2
+
+/* ------------------------------------------------ the hooks of ABI v2 */
+
+EXPORT("warden_resource_read") uint64_t warden_resource_read(uint32_t ptr, uint32_t len) {
+	input in;
+	uint64_t result;
+	if (begin_hook(KIND_RESOURCE_READ, ptr, len, &in, &result)) return result;
+
+	rec root = root_record(&in, T_RESOURCE_READ_INPUT);
+	span uri = str(&in, root, RR_URI);
+	writer w = writer_of(out_buf, OUT_CAP);
+	if (span_has_prefix(uri, LIT("file:///etc/"))) {
+		put_varint_field(&w, TOOL_OUT_ACTION, DENY);
+		put_string2(&w, TOOL_OUT_REASON, LIT("resource under /etc: "), uri);
+	}
+	return finish_hook(&in, &w);
+}
+
+EXPORT("warden_prompt_get") uint64_t warden_prompt_get(uint32_t ptr, uint32_t len) {
+	input in;
+	uint64_t result;
+	if (begin_hook(KIND_PROMPT_GET, ptr, len, &in, &result)) return result;
+
+	rec root = root_record(&in, T_PROMPT_GET_INPUT);
+	span name = str(&in, root, PG_NAME);
+	writer w = writer_of(out_buf, OUT_CAP);
+	if (span_eq(name, LIT("blocked"))) {
+		span server = str(&in, root, PG_SERVER);
+		put_varint_field(&w, TOOL_OUT_ACTION, DENY);
+		put_string2(&w, TOOL_OUT_REASON, LIT("prompt blocked on "), server);
+	} else if (span_eq(name, LIT("greet"))) {
+		put_varint_field(&w, TOOL_OUT_REWRITE, 1);
+		put_string(&w, TOOL_OUT_ARGUMENTS, LIT("{\"name\":\"conformance\"}"));
+	}
+	return finish_hook(&in, &w);
+}
+
+/* tool_result: a result holding the marker is replaced by a redacted one;
+ * otherwise an upstream tool error (the is_error flag) is replaced by a
+ * tool error of the policy's own. */
+EXPORT("warden_tool_result") uint64_t warden_tool_result(uint32_t ptr, uint32_t len) {
+	input in;
+	uint64_t result;
+	if (begin_hook(KIND_TOOL_RESULT, ptr, len, &in, &result)) return result;
+
+	rec root = root_record(&in, T_TOOL_RESULT_INPUT);
+	span res = str(&in, root, TR_RESULT);
+	writer w = writer_of(out_buf, OUT_CAP);
+	if (span_contains(res, LIT("CONFORMANCE-SECRET"))) {
+		span tool = str(&in, root, TR_TOOL);
+		put_varint_field(&w, RESULT_OUT_ACTION, REWRITE);
+		put_string2(&w, RESULT_OUT_REASON, LIT("marker redacted from "), tool);
+		put_string(&w, RESULT_OUT_RESULT, LIT("{\"content\":[{\"type\":\"text\",\"text\":\"[redacted]\"}]}"));
+	} else if (flags(&in, root, TR_FLAGS, 0) & TR_FLAG_IS_ERROR) {
+		span tool = str(&in, root, TR_TOOL);
+		put_varint_field(&w, RESULT_OUT_ACTION, ERROR);
+		put_string2(&w, RESULT_OUT_REASON, LIT("upstream error from "), tool);
+	}
+	return finish_hook(&in, &w);
+}
+
+#endif /* WARDEN_ABI_VERSION >= 2 */

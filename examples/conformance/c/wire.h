@@ -59,6 +59,15 @@ static int span_eq(span a, span b) {
 	return 1;
 }
 
+/* span_contains reports whether needle occurs in s (a plain scan: the
+ * inputs are bounded by the host's input cap). */
+static inline int span_contains(span s, span needle) {
+	for (uint32_t i = 0; i <= s.len && needle.len <= s.len - i; i++) {
+		if (span_eq((span){s.ptr + i, needle.len}, needle)) return 1;
+	}
+	return 0;
+}
+
 static int span_has_prefix(span s, span prefix) {
 	if (s.len < prefix.len) return 0;
 	return span_eq((span){s.ptr, prefix.len}, prefix);
@@ -71,8 +80,8 @@ enum { H_MAGIC = 0, H_VERSION = 4, H_KIND = 8, H_ROOT = 12, H_NTYPES = 16, H_STR
 #define FLAT_MAGIC 0x464E4457u /* "WDNF" */
 #define FLAT_VERSION 1u
 
-/* Message kinds: the hook bits. */
-enum { KIND_SERVERS = 1, KIND_CREDENTIALS = 2, KIND_TOOL_CALL = 4 };
+/* Message kinds: the hook bits (the last three: ABI version 2). */
+enum { KIND_SERVERS = 1, KIND_CREDENTIALS = 2, KIND_TOOL_CALL = 4, KIND_RESOURCE_READ = 8, KIND_PROMPT_GET = 16, KIND_TOOL_RESULT = 32 };
 
 /* Record types, slot numbers, flag bits and transport kinds: generated from
  * the ABI schema (abi/internal/abigen). */
@@ -135,6 +144,18 @@ static int fits(const input *in, uint32_t off, uint32_t n, uint32_t size) {
 /* open_input checks the header for a message of the given kind: magic,
  * version, kind, stride table (each stride a positive multiple of 8) and
  * the root record. */
+/* root_type returns the record type of the root of an input of kind. */
+static uint32_t root_type(uint32_t kind) {
+	switch (kind) {
+	case KIND_CREDENTIALS: return T_CREDENTIALS_INPUT;
+	case KIND_TOOL_CALL: return T_TOOL_CALL_INPUT;
+	case KIND_RESOURCE_READ: return T_RESOURCE_READ_INPUT;
+	case KIND_PROMPT_GET: return T_PROMPT_GET_INPUT;
+	case KIND_TOOL_RESULT: return T_TOOL_RESULT_INPUT;
+	}
+	return T_SERVERS_INPUT;
+}
+
 static int open_input(input *in, const uint8_t *p, uint32_t len, uint32_t kind) {
 	*in = (input){p, len, {0}, 0, 0};
 	if (len < H_STRIDES) return FLAT_TRUNCATED;
@@ -148,9 +169,8 @@ static int open_input(input *in, const uint8_t *p, uint32_t len, uint32_t kind) 
 		if (s == 0 || s % 8 != 0) return FLAT_STRIDE_BAD;
 		if (t < NTYPES) in->stride[t] = s; /* types past ours: ignored */
 	}
-	uint32_t root_type = kind == KIND_SERVERS ? T_SERVERS_INPUT : kind == KIND_CREDENTIALS ? T_CREDENTIALS_INPUT : T_TOOL_CALL_INPUT;
 	in->root = u32at(in, H_ROOT);
-	if (!fits(in, in->root, 1, in->stride[root_type])) return FLAT_BOUNDS;
+	if (!fits(in, in->root, 1, in->stride[root_type(kind)])) return FLAT_BOUNDS;
 	return FLAT_OK;
 }
 

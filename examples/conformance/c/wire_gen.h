@@ -16,6 +16,9 @@ enum {
 	T_SERVER,
 	T_CREDENTIAL,
 	T_REQUIREMENT,
+	T_RESOURCE_READ_INPUT,
+	T_PROMPT_GET_INPUT,
+	T_TOOL_RESULT_INPUT,
 	NTYPES
 };
 
@@ -29,11 +32,15 @@ enum { ENV_ID, ENV_FLAGS }; /* Environment */
 enum { SV_NAME, SV_ORIGIN, SV_PLUGIN_ID, SV_TRANSPORT, SV_URL, SV_COMMAND, SV_ARGS, SV_ENVIRONMENT, SV_CREDENTIALS, SV_FLAGS, SV_ENABLED_TOOLS, SV_DISABLED_TOOLS, SV_URL_HOST }; /* Server */
 enum { CR_KIND, CR_NAME, CR_ENV_VAR, CR_OWNER, CR_RESOLVES_AT }; /* Credential */
 enum { RQ_NAME, RQ_URL, RQ_COMMAND }; /* Requirement */
+enum { RR_THREAD, RR_SERVER, RR_PLUGIN_ID, RR_URI, RR_CALLER }; /* ResourceReadInput */
+enum { PG_THREAD, PG_SERVER, PG_PLUGIN_ID, PG_NAME, PG_ARGUMENTS, PG_CALLER }; /* PromptGetInput */
+enum { TR_THREAD, TR_SERVER, TR_PLUGIN_ID, TR_TOOL, TR_ARGUMENTS, TR_RESULT, TR_FLAGS, TR_CALLER }; /* ToolResultInput */
 
 /* Bits of the flags slots. */
 enum { SI_FLAG_HAS_REQUIREMENTS = 1 }; /* ServersInput.flags */
 enum { ENV_FLAG_LOCAL = 1, ENV_FLAG_CONNECTED = 2, ENV_FLAG_HTTP_HEADER_ENV_VARS = 4, ENV_FLAG_PROCESSES = 8 }; /* Environment.flags */
 enum { SV_FLAG_ENABLED = 1, SV_FLAG_REQUIRED = 2 }; /* Server.flags */
+enum { TR_FLAG_IS_ERROR = 1 }; /* ToolResultInput.flags */
 
 /* Transport kinds: the second u32 of a Server's flags slot. */
 enum { TRANSPORT_OTHER = 0, TRANSPORT_STDIO = 1, TRANSPORT_HTTP = 2 };

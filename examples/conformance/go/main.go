@@ -10,6 +10,7 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/warden-mcp/warden/abi"
@@ -22,6 +23,9 @@ func init() {
 	sdk.Servers(servers)
 	sdk.Credentials(credentials)
 	sdk.ToolCall(toolCall)
+	sdk.ResourceRead(resourceRead)
+	sdk.PromptGet(promptGet)
+	sdk.ToolResult(toolResult)
 }
 
 func servers(in sdk.ServersInput, out *sdk.ServersOutput) {
@@ -65,6 +69,14 @@ func decideServer(kind string, s sdk.ServerView, out *sdk.ServersOutput) {
 		out.Add(abi.ServerDecision{Name: name, Reason: "limited", AllowTools: []string{"echo", "add"}, DenyTools: []string{"add"}})
 		return
 	}
+	// d2) "items" gets prompt and resource lists (ABI version 2), in one
+	// decision
+	if name == "items" {
+		out.Add(abi.ServerDecision{Name: name, Reason: "items",
+			AllowPrompts: []string{"greet", "blocked"}, DenyPrompts: []string{"blocked"},
+			AllowResources: []string{"file:///pub/*"}, DenyResources: []string{"file:///pub/secret"}})
+		return
+	}
 	// e) --unsafe in the arguments disables the server
 	if s.Args().Contains("--unsafe") {
 		out.Disable(name, "unsafe args")
@@ -95,7 +107,40 @@ func toolCall(in sdk.ToolCallInput, out *sdk.ToolCallOutput) {
 	switch {
 	case tool == "fail":
 		out.Deny("tool fail is blocked")
+	case tool == "ask":
+		out.Ask("confirm ask on ", server)
 	case tool == "echo" && server == "rewrite":
 		out.Rewrite(rewritten)
+	}
+}
+
+func resourceRead(in sdk.ResourceReadInput, out *sdk.ResourceReadOutput) {
+	if uri := in.URI(); strings.HasPrefix(uri, "file:///etc/") {
+		out.Deny("resource under /etc: ", uri)
+	}
+}
+
+var greeting = []byte(`{"name":"conformance"}`)
+
+func promptGet(in sdk.PromptGetInput, out *sdk.PromptGetOutput) {
+	switch in.Name() {
+	case "blocked":
+		out.Deny("prompt blocked on ", in.Server())
+	case "greet":
+		out.Rewrite(greeting)
+	}
+}
+
+// marker is the string the tool_result hook redacts.
+var marker = []byte("CONFORMANCE-SECRET")
+
+var redacted = []byte(`{"content":[{"type":"text","text":"[redacted]"}]}`)
+
+func toolResult(in sdk.ToolResultInput, out *sdk.ToolResultOutput) {
+	switch {
+	case bytes.Contains(in.Result(), marker):
+		out.Rewrite(redacted, "marker redacted from ", in.Tool())
+	case in.IsError():
+		out.Error("upstream error from ", in.Tool())
 	}
 }

@@ -37,6 +37,24 @@ func RoundTrip(f *abi.Flat, h abi.Hook, in []byte) (res string) {
 			return "ERR:" + err.Error()
 		}
 		enc = abitest.ToolCallFromView(v).AppendTo(nil)
+	case abi.HookResourceRead:
+		v, err := f.ResourceRead(in)
+		if err != nil {
+			return "ERR:" + err.Error()
+		}
+		enc = abitest.ResourceReadFromView(v).AppendTo(nil)
+	case abi.HookPromptGet:
+		v, err := f.PromptGet(in)
+		if err != nil {
+			return "ERR:" + err.Error()
+		}
+		enc = abitest.PromptGetFromView(v).AppendTo(nil)
+	case abi.HookToolResult:
+		v, err := f.ToolResult(in)
+		if err != nil {
+			return "ERR:" + err.Error()
+		}
+		enc = abitest.ToolResultFromView(v).AppendTo(nil)
 	}
 	return string(enc)
 }
