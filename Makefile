@@ -11,9 +11,10 @@ TOOLBIN   := $(CURDIR)/.bin
 STATICCHECK_VERSION := v0.8.2
 WARDEN    := $(BIN)/warden
 EXAMPLE_MCP := $(BIN)/warden-example-mcp
-# Every example plugin root holds its policy's Go source; the policy is built to
-# policy.wasm inside the root, where its .codex-plugin/plugin.json points.
-POLICY_DIRS := $(patsubst %/main.go,%,$(wildcard examples/plugins/*/main.go))
+# Every example plugin root, and every first-party one under plugins/, holds its policy's Go
+# source; the policy is built to policy.wasm inside the root, where its
+# .codex-plugin/plugin.json points.
+POLICY_DIRS := $(patsubst %/main.go,%,$(wildcard examples/plugins/*/main.go plugins/*/main.go))
 POLICY_WASMS := $(addsuffix /policy.wasm,$(POLICY_DIRS)) $(BIN)/conformance/go.wasm $(BIN)/conformance/c.wasm
 
 
@@ -51,6 +52,9 @@ policies: $(POLICY_WASMS)
 
 examples/plugins/%/policy.wasm: FORCE
 	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./examples/plugins/$*
+
+plugins/%/policy.wasm: FORCE
+	GOOS=wasip1 GOARCH=wasm $(GO) build -buildmode=c-shared -o $@ ./plugins/$*
 
 ## The ABI conformance guests: the same policy in Go and in freestanding C.
 $(BIN)/conformance/go.wasm: FORCE

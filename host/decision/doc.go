@@ -12,12 +12,23 @@
 //	eng := decision.NewEngine(decision.Options{Log: decision.NewLog(os.Stderr)})
 //	eng.SetPolicies(operatorModules, map[string]decision.Policy{"demo@1": demoModule})
 //	verdicts := eng.Servers(ctx, &abi.ServersInput{Thread: thread, Servers: candidates})
-//	for _, v := range verdicts.Servers {
+//	for _, v := range verdicts {
 //		fmt.Println(v.Name, v.Action, v.Reason)
 //	}
 //
+// Beyond servers and credentials, the engine decides each request the front door passes
+// through: ToolCall (allow, deny, rewrite the arguments, or — ABI version 2 — ask the user:
+// deny > ask > allow), ResourceRead and PromptGet (the servers-hook verdict's item lists,
+// ItemFilter, then the policies: allow, deny, or for prompts rewrite the arguments), and
+// ToolResult (pass, rewrite, or replace with a tool error). A policy without a hook has no
+// opinion on it, so a version 1 module keeps deciding exactly what it did. A policy
+// answering with a value its ABI version does not define (a version 1 module's ask) fails
+// closed.
+//
 // Every hook invocation (the baseline's included) is written to the decision log as one JSON
 // line: time, thread, plugin id and module digest, hook, input digest, the outcome per
-// server or credential, reasons, latency. Inputs hold names and metadata only, never secret
-// values, so neither do the log lines.
+// server, credential or request, reasons, latency; servers lines also count each server's
+// tool, prompt and resource lists. LogApproval adds the user's answer when a call is put to
+// them. Inputs other than arguments and results hold names and metadata only; arguments and
+// results appear in the log only as the input digest, never as values.
 package decision

@@ -17,7 +17,9 @@ import (
 // Policy is one loaded policy plugin as the engine sees it: encoded input in, encoded
 // output out. *policy.Module implements it. Implementations must be safe for concurrent
 // use; Call must honour ctx and report every failure as an error (the engine fails closed
-// on any error).
+// on any error). A Policy may also have an ABIVersion() int method, the ABI version its
+// guest declared (*policy.Module has one); the engine holds the answers of one without it
+// to abi.MinVersion, so that only what version 1 defines is ever trusted from it.
 type Policy interface {
 	// ID is the plugin id ("name@version") or operator policy name.
 	ID() string
@@ -86,6 +88,12 @@ type ServerVerdict struct {
 	AllowTools []string
 	// DenyTools is the union of every deny list given.
 	DenyTools []string
+	// AllowPrompts and DenyPrompts are the prompt lists, composed like the tool lists.
+	AllowPrompts, DenyPrompts []string
+	// AllowResources and DenyResources are the resource lists (URIs or URI templates; an
+	// entry ending in "*" matches by prefix), composed like the tool lists: the allow list
+	// matches only what every allow list given matches.
+	AllowResources, DenyResources []string
 }
 
 // Servers decides every server of in.Servers. The verdicts are in input order.
@@ -168,6 +176,9 @@ func (e *Engine) runServers(ctx context.Context, p Policy, by string, t *abi.Thr
 	if err == nil && out.Error != "" {
 		err = fmt.Errorf("policy plugin %q hook servers: guest reported error: %s", p.ID(), out.Error)
 	}
+	if err == nil {
+		out.HoldTo(policyVersion(p))
+	}
 	// mine reports whether the policy governs verdict i: a set, so that folding an output
 	// with many decisions stays linear.
 	var governedSet []bool
@@ -204,18 +215,27 @@ func (e *Engine) runServers(ctx context.Context, p Policy, by string, t *abi.Thr
 		if len(d.AllowTools) > 0 {
 			v.AllowTools = intersect(v.AllowTools, d.AllowTools)
 		}
-		if len(d.DenyTools) > 0 {
+		if len(d.AllowPrompts) > 0 {
+			v.AllowPrompts = intersect(v.AllowPrompts, d.AllowPrompts)
+		}
+		if len(d.AllowResources) > 0 {
+			v.AllowResources = intersectPatterns(v.AllowResources, d.AllowResources)
+		}
+		if len(d.DenyTools)+len(d.DenyPrompts)+len(d.DenyResources) > 0 {
 			v.DenyTools = append(v.DenyTools, d.DenyTools...)
+			v.DenyPrompts = append(v.DenyPrompts, d.DenyPrompts...)
+			v.DenyResources = append(v.DenyResources, d.DenyResources...)
 			touched[i] = true
 		}
 	}
 	// Deny lists are unions: gathered above, made sets once per verdict (sorting is what
 	// keeps a legal output of 10⁵ names from costing 10¹⁰ comparisons).
 	for i := range touched {
-		verdicts[i].DenyTools = sortedSet(verdicts[i].DenyTools)
+		v := &verdicts[i]
+		v.DenyTools, v.DenyPrompts, v.DenyResources = sortedSet(v.DenyTools), sortedSet(v.DenyPrompts), sortedSet(v.DenyResources)
 	}
 	if e.log != nil {
-		e.logDecision(abi.HookServers, t.ID, p.ID(), hexDigest(p), inputDigest, start, decisionEntries(out.Decisions), nil, ignored)
+		e.logServers(t.ID, p, inputDigest, start, out.Decisions, ignored)
 	}
 }
 
@@ -405,6 +425,8 @@ func (f ToolFilter) DenyListed(tool string) bool {
 
 // ToolCallVerdict is the composed decision for one tools/call.
 type ToolCallVerdict struct {
+	// Action is allow, deny, or ask: run the call only once the front-door client's user
+	// approves it, showing Reason.
 	Action    abi.ToolCallAction
 	Reason    string
 	DecidedBy string
@@ -413,7 +435,10 @@ type ToolCallVerdict struct {
 }
 
 // ToolCall decides one tools/call: the server's tool lists first, then each operator policy,
-// then the server's plugin policy. A rewrite by one policy is what the next one sees.
+// then the server's plugin policy. A rewrite by one policy is what the next one sees. The
+// actions compose deny > ask > allow: a deny ends the decision, an ask (ABI version 2) does
+// not, so a later policy may still deny; the verdict of an ask carries the first asking
+// policy's reason, the text the front door shows the user.
 func (e *Engine) ToolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilter) ToolCallVerdict {
 	set := e.set.Load()
 	start := e.now()
@@ -431,18 +456,8 @@ func (e *Engine) ToolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilt
 	if e.log != nil {
 		e.logDecision(abi.HookToolCall, in.Thread.ID, BaselineID, "builtin", inputDigest, start, toolCallEntries(&v), nil, nil)
 	}
-	policies := append([]Policy(nil), set.operator...)
-	if p := set.plugins[in.PluginID]; in.PluginID != "" && p != nil {
-		policies = append(policies, p)
-	}
-	for _, p := range policies {
-		if !p.Hooks().Has(abi.HookToolCall) {
-			continue
-		}
-		by := "operator:" + p.ID()
-		if p.ID() == in.PluginID {
-			by = "plugin:" + p.ID()
-		}
+	for _, sp := range set.withHook(in.PluginID, abi.HookToolCall) {
+		p, by := sp.p, sp.by
 		start := e.now()
 		raw, err := p.Call(ctx, abi.HookToolCall, buf)
 		var out abi.ToolCallOutput
@@ -454,6 +469,11 @@ func (e *Engine) ToolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilt
 		if err == nil && out.Error != "" {
 			err = fmt.Errorf("policy plugin %q hook tool_call: guest reported error: %s", p.ID(), out.Error)
 		}
+		if err == nil {
+			if herr := out.HoldTo(policyVersion(p)); herr != nil {
+				err = fmt.Errorf("policy plugin %q hook tool_call: malformed output: %w", p.ID(), herr)
+			}
+		}
 		if err == nil && out.Rewrite && !isJSONObject(out.Arguments) {
 			err = fmt.Errorf("policy plugin %q hook tool_call: malformed output: rewritten arguments are not a JSON object", p.ID())
 		}
@@ -464,7 +484,15 @@ func (e *Engine) ToolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilt
 			}
 			return v
 		}
-		if out.Action != abi.ToolCallAllow {
+		if out.Action == abi.ToolCallAsk && v.Action != abi.ToolCallAsk {
+			// The first ask is the question put to the user; later policies still run, and
+			// a later deny wins over it.
+			v.Action, v.Reason, v.DecidedBy = abi.ToolCallAsk, out.Reason, by
+			if v.Reason == "" {
+				v.Reason = "approval required by " + by
+			}
+		}
+		if out.Action != abi.ToolCallAllow && out.Action != abi.ToolCallAsk {
 			v.Action, v.Reason, v.DecidedBy = abi.ToolCallDeny, out.Reason, by
 			if !out.Action.Valid() {
 				v.Reason = by + " returned an undefined tool_call action"
@@ -481,13 +509,22 @@ func (e *Engine) ToolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilt
 			// out's bytes are views into raw, which this call owns; keep a copy anyway so
 			// the verdict never aliases a policy's buffer.
 			v.Arguments = append(json.RawMessage(nil), out.Arguments...)
-			v.DecidedBy = by
+			if v.Action == abi.ToolCallAllow {
+				v.DecidedBy = by // an ask keeps naming the policy that asked
+			}
+		}
+		if e.log != nil {
+			// The line's input digest is of what this policy saw; a rewrite is named.
+			entries := toolCallEntries(&v)
+			if out.Rewrite && entries[0].reason == "" {
+				entries[0].reason = "arguments rewritten by " + by
+			}
+			e.logDecision(abi.HookToolCall, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, entries, nil, nil)
+		}
+		if out.Rewrite {
 			cur.Arguments = abi.RawJSON(v.Arguments)
 			buf = cur.AppendTo(nil)
 			inputDigest = e.digest(buf)
-		}
-		if e.log != nil {
-			e.logDecision(abi.HookToolCall, in.Thread.ID, p.ID(), hexDigest(p), inputDigest, start, toolCallEntries(&v), nil, nil)
 		}
 	}
 	return v

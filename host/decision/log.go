@@ -115,18 +115,113 @@ func (e *Engine) logDecision(hook abi.Hook, thread, plugin, dgst, input string, 
 	}
 	line := &logLine{thread: thread, plugin: plugin, digest: dgst, hook: hook.String(), input: input, start: start, end: e.now(), err: err}
 	e.log.write(line, func(b []byte) []byte {
+		return appendIgnored(appendOutcome(b, entries), ignored)
+	})
+}
+
+// appendIgnored writes ,"ignored":[names...] when there are any.
+func appendIgnored(b []byte, ignored []string) []byte {
+	if len(ignored) == 0 {
+		return b
+	}
+	b = append(b, `,"ignored":[`...)
+	for i, n := range ignored {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, n)
+	}
+	return append(b, ']')
+}
+
+// logServers writes a servers-hook line for policy p: the outcome per server, as
+// logDecision does, and "lists": per server that got any, how many names each of its tool,
+// prompt and resource lists holds (counts, not names: a legal answer may hold 10⁵ of them).
+func (e *Engine) logServers(thread string, p Policy, input string, start time.Time, ds []abi.ServerDecision, ignored []string) {
+	entries := decisionEntries(ds)
+	line := &logLine{thread: thread, plugin: p.ID(), digest: hexDigest(p), hook: abi.HookServers.String(), input: input, start: start, end: e.now()}
+	// A policy may answer for one server in several decisions: the counts add up per server.
+	var names []string
+	var counts [][6]int
+	index := map[string]int{}
+	for i := range ds {
+		d := &ds[i]
+		n := [6]int{len(d.AllowTools), len(d.DenyTools), len(d.AllowPrompts), len(d.DenyPrompts), len(d.AllowResources), len(d.DenyResources)}
+		if n == ([6]int{}) {
+			continue
+		}
+		j, ok := index[d.Name]
+		if !ok {
+			j = len(names)
+			index[d.Name] = j
+			names = append(names, d.Name)
+			counts = append(counts, [6]int{})
+		}
+		for k := range n {
+			counts[j][k] += n[k]
+		}
+	}
+	listNames := [6]string{"allowTools", "denyTools", "allowPrompts", "denyPrompts", "allowResources", "denyResources"}
+	e.log.write(line, func(b []byte) []byte {
 		b = appendOutcome(b, entries)
-		if len(ignored) > 0 {
-			b = append(b, `,"ignored":[`...)
-			for i, n := range ignored {
-				if i > 0 {
+		if len(names) > 0 {
+			b = append(b, `,"lists":{`...)
+			for j, name := range names {
+				if j > 0 {
 					b = append(b, ',')
 				}
-				b = appendJSONString(b, n)
+				b = appendJSONString(b, name)
+				b = append(b, ":{"...)
+				first := true
+				for k, n := range counts[j] {
+					if n == 0 {
+						continue
+					}
+					if !first {
+						b = append(b, ',')
+					}
+					first = false
+					b = append(b, '"')
+					b = append(b, listNames[k]...)
+					b = append(b, `":`...)
+					b = strconv.AppendInt(b, int64(n), 10)
+				}
+				b = append(b, '}')
 			}
-			b = append(b, ']')
+			b = append(b, '}')
 		}
-		return b
+		return appendIgnored(b, ignored)
+	})
+}
+
+// The outcomes of putting a call to the front-door client's user (LogApproval).
+const (
+	ApprovalAccepted  = "accepted"  // the user approved; the call runs
+	ApprovalDeclined  = "declined"  // the user refused; the call does not run
+	ApprovalCancelled = "cancelled" // the user dismissed the question; the call does not run
+	ApprovalRefused   = "refused"   // the question could not be asked (no elicitation); the call does not run
+)
+
+// ApprovalID names the user's answer in the decision log's plugin field.
+const ApprovalID = "user"
+
+// LogApproval writes the decision-log line of one approval: a call of tool on server in
+// thread that a prompt-mode tool or an ask verdict put to the front-door client's user, and
+// its outcome (ApprovalAccepted, ApprovalDeclined, ApprovalCancelled or ApprovalRefused).
+// reason is logged as given, so it must hold no secret value (the question's text, the
+// client's refusal). The line has the hook "approval" and no input digest.
+func (e *Engine) LogApproval(threadID, server, tool, outcome, reason string) {
+	if e.log == nil {
+		return
+	}
+	now := e.now()
+	line := &logLine{thread: threadID, plugin: ApprovalID, hook: "approval", start: now, end: now}
+	e.log.write(line, func(b []byte) []byte {
+		b = append(b, `,"server":`...)
+		b = appendJSONString(b, server)
+		b = append(b, `,"tool":`...)
+		b = appendJSONString(b, tool)
+		return appendOutcome(b, []entry{{"call", outcome, reason}})
 	})
 }
 
