@@ -33,6 +33,8 @@ type Config struct {
 	DecisionLog DecisionLog
 	// Limits is the `[limits]` table.
 	Limits Limits
+	// FrontDoor is the `[front_door]` table.
+	FrontDoor FrontDoor
 	// Ignored lists, in file order, the keys warden does not use but Codex does (config.toml is
 	// shared with Codex): top-level keys such as "model", and Codex-only server keys such as
 	// "mcp_servers.docs.supports_parallel_tool_calls". `warden config check` shows them as
@@ -170,6 +172,29 @@ func (l Limits) WithDefaults() Limits {
 	return l
 }
 
+// FrontDoor is the `[front_door]` table: how `warden mcp` and `warden serve --mcp-listen`
+// present a thread to MCP clients. It is read when the front door starts; a later edit
+// applies to the next start.
+type FrontDoor struct {
+	// ToolNames is how tool and prompt names are made: ToolNamesPrefixed, ToolNamesBare, or
+	// "" when unset (the front door's default, prefixed).
+	ToolNames string
+}
+
+// Values of `[front_door] tool_names`.
+const (
+	// ToolNamesPrefixed names every tool and prompt server__name.
+	ToolNamesPrefixed = "prefixed"
+	// ToolNamesBare names a tool or prompt by its upstream name where no other exposed
+	// server has one of that name, so that a single-server thread looks exactly like that
+	// server.
+	ToolNamesBare = "bare"
+)
+
+// ToolNamesWant lists the values of `tool_names` (and of the CLI's --tool-names) for error
+// messages.
+const ToolNamesWant = `"prefixed" or "bare"`
+
 // Keys of config.toml. They are functions, not variables, so that the package has no mutable
 // state.
 
@@ -179,6 +204,7 @@ func serverKeys() []string {
 		"url", "bearer_token_env_var", "http_headers", "env_http_headers", "oauth", "oauth_resource", "scopes",
 		"environment_id", "experimental_environment", "enabled", "required",
 		"startup_timeout_sec", "startup_timeout_ms", "tool_timeout_sec", "enabled_tools", "disabled_tools",
+		"default_tools_approval_mode", "tools",
 	}
 }
 
@@ -188,11 +214,15 @@ func httpOnlyKeys() []string {
 	return []string{"bearer_token_env_var", "http_headers", "env_http_headers", "oauth", "oauth_resource", "scopes"}
 }
 
-// codexServerKeys are valid Codex server keys about models and approvals, which warden
-// accepts and ignores so that a config.toml shared with Codex loads.
+// codexServerKeys are valid Codex server keys that warden has no use for, which it accepts
+// and ignores so that a config.toml shared with Codex loads.
 func codexServerKeys() []string {
-	return []string{"supports_parallel_tool_calls", "default_tools_approval_mode", "tools", "name"}
+	return []string{"supports_parallel_tool_calls", "name"}
 }
+
+// toolKeys are the keys of a `[mcp_servers.NAME.tools.TOOL]` table warden reads; Codex has
+// others (such as output_token_limit), which are ignored.
+func toolKeys() []string { return []string{"approval_mode"} }
 
 // serverKeyHints maps common wrong server keys to advice.
 func serverKeyHints() map[string]string {
@@ -212,6 +242,7 @@ func limitsKeys() []string       { return []string{"max_concurrent_server_starts
 func policyKeys() []string       { return []string{"path", "sha256"} }
 func policyLimitsKeys() []string { return []string{"memory_mb", "timeout_ms"} }
 func decisionLogKeys() []string  { return []string{"path"} }
+func frontDoorKeys() []string    { return []string{"tool_names"} }
 
 // LoadConfig reads and validates a config.toml. Every declaration gets origin.
 //
@@ -313,6 +344,18 @@ func parseConfig(name, dir string, data []byte, origin Origin) (*Config, error) 
 						cfg.DecisionLog.Path = path
 					} else if abs, ok := p.resolve(r, "path", "", path); ok {
 						cfg.DecisionLog.Path = abs
+					}
+				}
+			}
+		case "front_door":
+			if r, ok := p.section(k, prim); ok {
+				r.checkKeys(frontDoorKeys(), frontDoorKeys(), nil)
+				if v, ok := r.str("tool_names"); ok {
+					switch v {
+					case ToolNamesPrefixed, ToolNamesBare:
+						cfg.FrontDoor.ToolNames = v
+					default:
+						r.errf("tool_names", "`tool_names` is %q; want %s", v, ToolNamesWant)
 					}
 				}
 			}
@@ -598,6 +641,14 @@ func (p *configParser) server(name string, prim toml.Primitive, sectionLine int)
 	d.ToolTimeout, _ = r.seconds("tool_timeout_sec")
 	d.EnabledTools, _ = r.strSlice("enabled_tools", true)
 	d.DisabledTools, _ = r.strSlice("disabled_tools", true)
+	if v, ok := r.str("default_tools_approval_mode"); ok {
+		if m := ApprovalMode(v); m.Valid() {
+			d.DefaultToolsApprovalMode = m
+		} else {
+			r.errf("default_tools_approval_mode", "`default_tools_approval_mode` is %q; want %s", v, approvalModesWant)
+		}
+	}
+	d.ToolApprovalModes = p.toolApprovals(r)
 
 	// The rules every declaration source shares. Mixed-transport keys were reported above by
 	// presence (`args = []` on an HTTP server counts), a present but invalid command/url by
@@ -605,7 +656,7 @@ func (p *configParser) server(name string, prim toml.Primitive, sectionLine int)
 	for _, prob := range checkServer(d) {
 		switch {
 		case prob.mismatch, prob.key == "" && (hasCmd || hasURL):
-		case contains([]string{"env_vars", "enabled_tools", "disabled_tools", "startup_timeout_sec", "tool_timeout_sec"}, prob.key):
+		case contains([]string{"env_vars", "enabled_tools", "disabled_tools", "startup_timeout_sec", "tool_timeout_sec", "default_tools_approval_mode", "tools"}, prob.key):
 		default:
 			r.errf(prob.key, "%s", prob.msg)
 		}
@@ -616,6 +667,64 @@ func (p *configParser) server(name string, prim toml.Primitive, sectionLine int)
 		}
 	}
 	return d, r.nerr == 0
+}
+
+// toolApprovals reads `tools`, Codex's per-tool settings: `[mcp_servers.NAME.tools.TOOL]`
+// tables, of which warden uses `approval_mode`. Their other keys belong to Codex and are
+// listed in Ignored, except a key close enough to `approval_mode` to be a typo of it: that
+// one is an error, since ignoring it would run without asking a tool meant to be prompted.
+func (p *configParser) toolApprovals(r *tableReader) map[string]ApprovalMode {
+	prim, ok := r.m["tools"]
+	if !ok {
+		return nil
+	}
+	byTool, isTable := p.d.table(prim)
+	if !isTable {
+		r.errf("tools", "`tools` must be a table of per-tool tables, as in [%s.tools.TOOL], got %s", r.base.Table, typeName(p.d.value(prim)))
+		return nil
+	}
+	path := append(slices.Clone(r.path), "tools")
+	var out map[string]ApprovalMode
+	for _, tool := range p.d.sortedKeys(path, byTool) {
+		sub := &tableReader{d: p.d, c: p.c, path: append(slices.Clone(path), tool), base: r.base}
+		sub.base.Table = r.base.Table + ".tools." + quoteKey(tool)
+		if l := p.d.lineAt(sub.path, byTool[tool]); l > 0 {
+			sub.base.Line = l
+		} else {
+			sub.base.Line = r.keyLine("tools")
+		}
+		m, isTable := p.d.table(byTool[tool])
+		if !isTable {
+			sub.errf("", "must be a table with `approval_mode`, got %s", typeName(p.d.value(byTool[tool])))
+			r.nerr += sub.nerr
+			continue
+		}
+		sub.m = m
+		if tool == "" {
+			sub.errf("", "the tool name must not be empty")
+		}
+		for _, k := range sub.keys() {
+			switch {
+			case contains(toolKeys(), k):
+			case suggest(k, toolKeys()) != "":
+				sub.errf(k, "unknown key `%s` (did you mean `%s`?)", k, suggest(k, toolKeys()))
+			default:
+				p.cfg.Ignored = append(p.cfg.Ignored, sub.base.Table+"."+quoteKey(k))
+			}
+		}
+		if v, ok := sub.str("approval_mode"); ok {
+			if mode := ApprovalMode(v); !mode.Valid() {
+				sub.errf("approval_mode", "`approval_mode` is %q; want %s", v, approvalModesWant)
+			} else if tool != "" {
+				if out == nil {
+					out = map[string]ApprovalMode{}
+				}
+				out[tool] = mode
+			}
+		}
+		r.nerr += sub.nerr
+	}
+	return out
 }
 
 // serverNamePattern is the server name rule Codex applies.

@@ -451,6 +451,13 @@ timeout_ms = 20
 
 [decision_log]
 path = "logs/decisions.jsonl"
+
+[front_door]
+tool_names = "bare"
+
+[mcp_servers.codex_style.tools.search]
+approval_mode = "prompt"
+output_token_limit = 1000
 `
 	origin := Origin{Kind: OriginExecutorConfig, Environment: "exec-1"}
 	cfg, err := ParseConfig("/srv/warden/config.toml", []byte(src), origin)
@@ -488,8 +495,9 @@ path = "logs/decisions.jsonl"
 			Origin: origin,
 			Pos:    Position{File: file, Line: 27},
 			URL:    "https://c.example/mcp", EnvironmentID: "exec-2",
-			OAuth:   &OAuth{Scopes: []string{"s"}},
-			Enabled: true,
+			OAuth:             &OAuth{Scopes: []string{"s"}},
+			Enabled:           true,
+			ToolApprovalModes: map[string]ApprovalMode{"search": ApprovalPrompt},
 		}},
 		Plugins: Plugins{Dirs: []string{filepath.Join(home, ".warden/plugins"), "/srv/warden/plugins", "/opt/warden/plugins"}},
 		Policies: []PolicyRef{
@@ -498,7 +506,9 @@ path = "logs/decisions.jsonl"
 		},
 		PolicyLimits: PolicyLimits{MemoryMB: 128, TimeoutMS: 20},
 		DecisionLog:  DecisionLog{Path: "/srv/warden/logs/decisions.jsonl"},
-		Ignored:      []string{"mcp_servers.remote.supports_parallel_tool_calls"},
+		FrontDoor:    FrontDoor{ToolNames: ToolNamesBare},
+		Ignored: []string{"mcp_servers.remote.supports_parallel_tool_calls",
+			"mcp_servers.codex_style.tools.search.output_token_limit"},
 	}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("config (-want +got):\n%s", diff)
@@ -626,7 +636,8 @@ approval_policy = "never"
 rmcp_client = true
 [mcp_servers.docs]
 command = "docs"
-tools = { search = { approval_mode = "approve" } }
+supports_parallel_tool_calls = true
+tools = { search = { approval_mode = "approve", output_token_limit = 100 } }
 default_tools_approval_mode = "prompt"
 [profiles.fast]
 model = "gpt-5-mini"
@@ -635,7 +646,8 @@ model = "gpt-5-mini"
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"model", "approval_policy", "features", "mcp_servers.docs.tools", "mcp_servers.docs.default_tools_approval_mode", "profiles"}
+	want := []string{"model", "approval_policy", "features", "mcp_servers.docs.supports_parallel_tool_calls",
+		"mcp_servers.docs.tools.search.output_token_limit", "profiles"}
 	if diff := cmp.Diff(want, cfg.Ignored); diff != "" {
 		t.Errorf("ignored (-want +got):\n%s", diff)
 	}

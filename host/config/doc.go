@@ -1,6 +1,6 @@
 // Package config loads and validates warden's TOML files: config.toml (MCP server
 // declarations, plugin dirs and the operator's credential grants to plugins, operator
-// policies, policy limits, host-wide limits, the decision log),
+// policies, policy limits, host-wide limits, the decision log, the front door's naming),
 // requirements.toml (the operator's allow list by identity) and environments.toml
 // (executors). The formats are Codex's, so one config.toml can serve both.
 //

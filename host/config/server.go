@@ -3,7 +3,9 @@ package config
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 )
@@ -137,6 +139,53 @@ type ServerDecl struct {
 	// EnabledTools is an allow list (nil: all tools); DisabledTools is applied after it.
 	EnabledTools  []string
 	DisabledTools []string
+	// DefaultToolsApprovalMode is Codex's `default_tools_approval_mode`: the approval mode
+	// of every tool of the server that ToolApprovalModes does not name; "" when unset.
+	DefaultToolsApprovalMode ApprovalMode
+	// ToolApprovalModes holds the `[mcp_servers.NAME.tools.TOOL] approval_mode` values, by
+	// upstream tool name; nil when there are none. Use ApprovalMode to read the mode of a
+	// tool.
+	ToolApprovalModes map[string]ApprovalMode
+}
+
+// ApprovalMode says whether a tool call runs at once or asks the user first; the values
+// and their meaning are Codex's. ApprovalAuto and ApprovalApprove run the tool (Codex
+// distinguishes the two only for its own auto-approval heuristics, which warden does not
+// have); ApprovalPrompt asks the front-door client's user, through elicitation, before the
+// call runs. Policies still decide every call: a mode never lets through a call a policy
+// denies.
+type ApprovalMode string
+
+// Approval modes.
+const (
+	ApprovalAuto    ApprovalMode = "auto"
+	ApprovalPrompt  ApprovalMode = "prompt"
+	ApprovalApprove ApprovalMode = "approve"
+)
+
+// Valid reports whether m is one of the approval modes.
+func (m ApprovalMode) Valid() bool {
+	switch m {
+	case ApprovalAuto, ApprovalPrompt, ApprovalApprove:
+		return true
+	}
+	return false
+}
+
+// approvalModesWant lists the approval modes for error messages.
+const approvalModesWant = `"auto", "prompt" or "approve"`
+
+// ApprovalMode returns the approval mode of the server's tool named tool (its upstream
+// name): its `tools.TOOL.approval_mode`, else the server's `default_tools_approval_mode`,
+// else ApprovalAuto.
+func (d *ServerDecl) ApprovalMode(tool string) ApprovalMode {
+	if m, ok := d.ToolApprovalModes[tool]; ok && m != "" {
+		return m
+	}
+	if d.DefaultToolsApprovalMode != "" {
+		return d.DefaultToolsApprovalMode
+	}
+	return ApprovalAuto
 }
 
 // Defaults applied when a declaration leaves a timeout unset (as Codex documents).
@@ -202,8 +251,8 @@ func (d *ServerDecl) setHTTPKeys() []string {
 // CheckServer applies the transport rules every declaration source shares (config.toml and
 // .mcp.json alike) and returns one problem per broken rule, without file or line (the caller
 // adds those): exactly one of command/url, no key of the other transport, an http(s) url,
-// env_vars entries named with a known source, tool lists without empty names, non-negative
-// timeouts.
+// env_vars entries named with a known source, tool lists without empty names, known
+// approval modes, non-negative timeouts.
 func CheckServer(d *ServerDecl) []string {
 	var problems []string
 	for _, p := range checkServer(d) {
@@ -262,6 +311,17 @@ func checkServer(d *ServerDecl) []problem {
 			if n == "" {
 				add(list.key, "`%s` contains an empty tool name", list.key)
 			}
+		}
+	}
+	if m := d.DefaultToolsApprovalMode; m != "" && !m.Valid() {
+		add("default_tools_approval_mode", "`default_tools_approval_mode` is %q; want %s", string(m), approvalModesWant)
+	}
+	for _, tool := range slices.Sorted(maps.Keys(d.ToolApprovalModes)) {
+		switch m := d.ToolApprovalModes[tool]; {
+		case tool == "":
+			add("tools", "`tools` contains an empty tool name")
+		case !m.Valid():
+			add("tools", "`tools.%s.approval_mode` is %q; want %s", quoteKey(tool), string(m), approvalModesWant)
 		}
 	}
 	if d.StartupTimeout < 0 {

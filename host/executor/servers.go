@@ -78,6 +78,16 @@ func renderServer(d *config.ServerDecl) map[string]any {
 	set("tool_timeout_sec", d.ToolTimeout.Seconds(), d.ToolTimeout > 0)
 	set("enabled_tools", d.EnabledTools, d.EnabledTools != nil)
 	set("disabled_tools", d.DisabledTools, len(d.DisabledTools) > 0)
+	// The approval modes travel too: a tool the executor's operator set to "prompt" must
+	// not run unasked because it was declared there.
+	set("default_tools_approval_mode", d.DefaultToolsApprovalMode, d.DefaultToolsApprovalMode != "")
+	if len(d.ToolApprovalModes) > 0 {
+		tools := map[string]any{}
+		for tool, m := range d.ToolApprovalModes {
+			tools[tool] = map[string]any{"approval_mode": m}
+		}
+		e["tools"] = tools
+	}
 	return e
 }
 

@@ -200,6 +200,10 @@ func parseServer(name string, raw json.RawMessage, file string, sc serverCtx) (c
 			err = decodeAs(v, &d.DisabledTools, key, "an array of strings")
 		case "type":
 			err = decodeAs(v, &typ, key, "a string")
+		case "default_tools_approval_mode":
+			err = decodeAs(v, &d.DefaultToolsApprovalMode, key, `"auto", "prompt" or "approve"`)
+		case "tools":
+			err = decodeToolModes(v, &d)
 		}
 		if err != nil {
 			bad(err)
@@ -278,12 +282,37 @@ func refersToRoot(raw, expanded string) bool {
 
 // isKnownServerKey reports whether key may appear in a server entry (bearer_token is
 // handled apart, with its own error).
+// decodeToolModes reads Codex's per-tool table, {"TOOL": {"approval_mode": "prompt"}}: the
+// approval modes, which config.CheckServer validates; other per-tool keys are Codex's and
+// ignored, as config.toml's are.
+func decodeToolModes(v json.RawMessage, d *config.ServerDecl) error {
+	var tools map[string]map[string]json.RawMessage
+	if err := json.Unmarshal(v, &tools); err != nil {
+		return errors.New("`tools` must be an object of per-tool objects")
+	}
+	for tool, keys := range tools {
+		raw, ok := keys["approval_mode"]
+		if !ok || isNull(raw) {
+			continue
+		}
+		var m config.ApprovalMode
+		if err := decodeAs(raw, &m, "tools."+tool+".approval_mode", `"auto", "prompt" or "approve"`); err != nil {
+			return err
+		}
+		if d.ToolApprovalModes == nil {
+			d.ToolApprovalModes = map[string]config.ApprovalMode{}
+		}
+		d.ToolApprovalModes[tool] = m
+	}
+	return nil
+}
+
 func isKnownServerKey(key string) bool {
 	switch key {
 	case "command", "args", "env", "env_vars", "cwd",
 		"url", "bearer_token_env_var", "http_headers", "headers", "env_http_headers", "oauth",
 		"environment_id", "enabled", "required", "startup_timeout_sec", "tool_timeout_sec",
-		"enabled_tools", "disabled_tools", "type":
+		"enabled_tools", "disabled_tools", "type", "default_tools_approval_mode", "tools":
 		return true
 	}
 	return false

@@ -3,6 +3,7 @@ package roots
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -89,5 +90,28 @@ func TestLoadRemote(t *testing.T) {
 				t.Errorf("errors = %v, want one that mentions %q", text, tt.text)
 			}
 		})
+	}
+}
+
+// Codex's approval keys are read from .mcp.json and executor declarations alike (an
+// executor's prompt-mode tool must not run unasked), and bad values are refused.
+func TestApprovalModesInServerEntries(t *testing.T) {
+	entries := map[string]json.RawMessage{
+		"docs": json.RawMessage(`{"command":"docs-mcp","default_tools_approval_mode":"approve",
+			"tools":{"delete":{"approval_mode":"prompt","output_token_limit":10}}}`),
+	}
+	servers, errs := ParseExecutorServers(entries, "executor exec-1", "exec-1")
+	if len(errs) != 0 || len(servers) != 1 {
+		t.Fatalf("servers %v, errors %v", servers, errs)
+	}
+	d := &servers[0]
+	if d.ApprovalMode("delete") != config.ApprovalPrompt || d.ApprovalMode("read") != config.ApprovalApprove {
+		t.Errorf("approval modes: delete %q, read %q", d.ApprovalMode("delete"), d.ApprovalMode("read"))
+	}
+	_, errs = ParseExecutorServers(map[string]json.RawMessage{
+		"docs": json.RawMessage(`{"command":"docs-mcp","tools":{"delete":{"approval_mode":"never"}}}`),
+	}, "executor exec-1", "exec-1")
+	if len(errs) == 0 {
+		t.Error("approval_mode \"never\" was accepted")
 	}
 }
