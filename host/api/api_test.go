@@ -333,6 +333,8 @@ func TestConcurrency(t *testing.T) {
 func TestConcurrencyBound(t *testing.T) {
 	b := newBackend()
 	s := api.New(b, api.Options{MaxConcurrentRequests: 2})
+	waiting := make(chan string, 8)
+	api.SetTestHooks(s, func(id string) { waiting <- id }, nil)
 	c := stdioClient(t, s)
 	c.initialize()
 	for i := 1; i <= 3; i++ {
@@ -340,10 +342,20 @@ func TestConcurrencyBound(t *testing.T) {
 	}
 	<-b.started
 	<-b.started
+	// The third request waits for a slot: both are held by blocked calls, so it cannot have
+	// started.
+	select {
+	case id := <-waiting:
+		if id != "3" {
+			t.Fatalf("request %s waits for a slot, want 3", id)
+		}
+	case <-time.After(waitFor):
+		t.Fatal("the third request never waited for a slot")
+	}
 	select {
 	case id := <-b.started:
 		t.Fatalf("a third request (%s) started beyond the bound of 2", id)
-	case <-time.After(200 * time.Millisecond):
+	default:
 	}
 	b.release <- struct{}{}
 	c.response()
@@ -361,7 +373,16 @@ func TestConcurrencyBound(t *testing.T) {
 // TestDisconnectWhileSaturated: with every concurrency slot taken and more requests
 // waiting, a disconnect still cancels the requests in flight.
 func TestDisconnectWhileSaturated(t *testing.T) {
-	transports(t, api.Options{MaxConcurrentRequests: 1}, func(t *testing.T, b *backend, dial func() *client) {
+	served := make(chan struct{}, 1)
+	setup := func(s *api.Server) {
+		api.SetTestHooks(s, nil, func() {
+			select {
+			case served <- struct{}{}:
+			default: // one signal pending is enough
+			}
+		})
+	}
+	transportsWith(t, api.Options{MaxConcurrentRequests: 1}, setup, func(t *testing.T, b *backend, dial func() *client) {
 		c := dial()
 		c.initialize()
 		for i := 1; i <= 3; i++ {
@@ -377,10 +398,16 @@ func TestDisconnectWhileSaturated(t *testing.T) {
 		case <-time.After(waitFor):
 			t.Fatal("in-flight request not cancelled after disconnect")
 		}
+		// Once the connection is served to its end, no request of it can start any more.
+		select {
+		case <-served:
+		case <-time.After(waitFor):
+			t.Fatal("ServeConn did not return after the disconnect")
+		}
 		select {
 		case id := <-b.started:
 			t.Errorf("request %s started after the disconnect", id)
-		case <-time.After(100 * time.Millisecond):
+		default:
 		}
 	})
 }
@@ -403,7 +430,7 @@ func TestNotifications(t *testing.T) {
 		t.Fatal(r.Error)
 	}
 	idle := stdioClient(t, s) // never initialized
-	eventually(t, "two subscribers", func() bool { return b.subscribers() == 2 })
+	b.waitSubscribers(t, 2)
 
 	errText := "did not start within 1s"
 	b.emit(protocol.NotifyMcpServerStartupStatusUpdated, &protocol.McpServerStartupStatusUpdatedNotification{
@@ -427,7 +454,7 @@ func TestNotifications(t *testing.T) {
 	a.closed()
 	w.close()
 	w.closed()
-	eventually(t, "no subscribers", func() bool { return b.subscribers() == 0 })
+	b.waitSubscribers(t, 0)
 }
 
 // TestNotificationQueueOverflow: a client that does not read its notifications is
@@ -446,7 +473,7 @@ func TestNotificationQueueOverflow(t *testing.T) {
 	if _, err := outR.Read(buf); err != nil { // the initialize response; then stop reading
 		t.Fatal(err)
 	}
-	eventually(t, "a subscriber", func() bool { return b.subscribers() == 1 })
+	b.waitSubscribers(t, 1)
 	for i := 0; i < 10; i++ { // never blocks
 		b.emit(protocol.NotifyMcpServerToolsUpdated, protocol.McpServerToolsUpdatedNotification{ThreadID: "t", Name: "s"})
 	}

@@ -41,10 +41,11 @@ const waitFor = 10 * time.Second
 type backend struct {
 	canned map[string]any // method → result
 
-	mu    sync.Mutex
-	calls []call
-	subs  map[int]func(string, any)
-	next  int
+	mu      sync.Mutex
+	calls   []call
+	subs    map[int]func(string, any)
+	next    int
+	changed chan struct{} // closed (and replaced) whenever subs changes
 
 	started   chan string   // a "block" call started (its id argument)
 	release   chan struct{} // one send releases one "block" call
@@ -60,6 +61,7 @@ func newBackend() *backend {
 	return &backend{
 		canned:    map[string]any{},
 		subs:      map[int]func(string, any){},
+		changed:   make(chan struct{}),
 		started:   make(chan string, 64),
 		release:   make(chan struct{}),
 		cancelled: make(chan string, 64),
@@ -151,10 +153,12 @@ func (b *backend) Subscribe(fn func(string, any)) func() {
 	id := b.next
 	b.next++
 	b.subs[id] = fn
+	b.subsChangedLocked()
 	return func() {
 		b.mu.Lock()
 		defer b.mu.Unlock()
 		delete(b.subs, id)
+		b.subsChangedLocked()
 	}
 }
 
@@ -162,6 +166,31 @@ func (b *backend) subscribers() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return len(b.subs)
+}
+
+// subsChangedLocked wakes waitSubscribers; b.mu is held.
+func (b *backend) subsChangedLocked() {
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+// waitSubscribers waits until b has exactly n subscribers.
+func (b *backend) waitSubscribers(t *testing.T, n int) {
+	t.Helper()
+	timeout := time.After(waitFor)
+	for {
+		b.mu.Lock()
+		got, changed := len(b.subs), b.changed
+		b.mu.Unlock()
+		if got == n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("timed out waiting for %d subscribers (have %d)", n, got)
+		}
+	}
 }
 
 func (b *backend) emit(method string, params any) {
@@ -402,6 +431,12 @@ func wsClient(t *testing.T, s *api.Server) *client {
 
 // transports runs f once per transport, each with a fresh Server on b.
 func transports(t *testing.T, o api.Options, f func(t *testing.T, b *backend, dial func() *client)) {
+	transportsWith(t, o, nil, f)
+}
+
+// transportsWith is transports with setup (if not nil) run on each fresh Server before it
+// serves.
+func transportsWith(t *testing.T, o api.Options, setup func(*api.Server), f func(t *testing.T, b *backend, dial func() *client)) {
 	for _, tr := range []struct {
 		name string
 		dial func(*testing.T, *api.Server) *client
@@ -411,6 +446,9 @@ func transports(t *testing.T, o api.Options, f func(t *testing.T, b *backend, di
 			o := o
 			o.NoAuth = true // these tests are about the protocol, not the listener's rules
 			s := api.New(b, o)
+			if setup != nil {
+				setup(s)
+			}
 			var url string
 			dial := func() *client {
 				if tr.name == "stdio" {
@@ -482,15 +520,4 @@ type syncBuffer = testmain.SyncBuffer
 
 func debugLogger(w io.Writer) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{Name: "warden", Level: hclog.Debug, Output: w})
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitFor)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -88,6 +88,21 @@ type Server struct {
 	queue   int
 	guard   netguard.Guard
 	origins []string
+
+	// hooks are nil outside tests (set through export_test.go before serving), so a test
+	// can wait for the moment something did not happen instead of sleeping.
+	hooks serverHooks
+}
+
+// serverHooks observe a Server's connections; they are called on the connection's
+// goroutines and must not block for long.
+type serverHooks struct {
+	// slotWait is called with a request's id when every concurrency slot of its
+	// connection is taken, just before dispatch waits for one.
+	slotWait func(id string)
+	// served is called when ServeConn is about to return: every request of the
+	// connection has ended and none will start.
+	served func()
 }
 
 // New returns a Server for b.
@@ -198,6 +213,9 @@ func (s *Server) ServeConn(ctx context.Context, c Conn) error {
 	cn.wg.Wait()
 	<-closed
 	<-readDone
+	if hook := s.hooks.served; hook != nil {
+		hook()
+	}
 
 	switch cause := context.Cause(ctx); {
 	case parent.Err() != nil:
@@ -330,8 +348,15 @@ func (cn *conn) dispatch(req *protocol.Request, reply func(*protocol.Response), 
 	}
 	select {
 	case cn.sem <- struct{}{}:
-	case <-cn.ctx.Done():
-		return
+	default:
+		if hook := cn.s.hooks.slotWait; hook != nil {
+			hook(string(req.ID))
+		}
+		select {
+		case cn.sem <- struct{}{}:
+		case <-cn.ctx.Done():
+			return
+		}
 	}
 	if cn.ctx.Err() != nil { // the slot freed because the connection ended
 		<-cn.sem

@@ -67,6 +67,19 @@ type Watcher struct {
 	subs  map[uint64]chan *Set
 	next  uint64
 	state int // watcherIdle, watcherRunning, watcherDone
+
+	// hooks are nil outside tests. A test sets them before Run; Run calls them on its own
+	// goroutine, so a test can wait until a file event was seen and the rescan after it
+	// finished, instead of sleeping and hoping the watcher was done.
+	hooks watcherHooks
+}
+
+// watcherHooks observe Run (see Watcher.hooks).
+type watcherHooks struct {
+	// event is called with the path of each file event after Run recorded it.
+	event func(name string)
+	// rescanned is called after each rescan with the number of Sets it published.
+	rescanned func(published int)
 }
 
 const (
@@ -190,6 +203,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 			if w.handleEvent(rs, ev) {
 				arm()
 			}
+			if w.hooks.event != nil {
+				w.hooks.event(filepath.Clean(ev.Name))
+			}
 		case err, ok := <-fw.Errors:
 			if !ok {
 				return errors.New("roots: file watcher closed")
@@ -272,6 +288,10 @@ func (w *Watcher) handleEvent(rs *runState, ev fsnotify.Event) bool {
 // refresh rescans, reloading the dirty candidates (all: every root; retry: also every root
 // that is not ok), updates the watches and publishes the result if it differs.
 func (w *Watcher) refresh(rs *runState, dirty map[string]bool, all, retry bool) {
+	published := 0
+	if w.hooks.rescanned != nil {
+		defer func() { w.hooks.rescanned(published) }()
+	}
 	for round := 0; round < maxRefreshRounds; round++ {
 		prev := w.cur.Load()
 		set := scan(w.dirs, w.opts.Load, func(c string) *Root {
@@ -285,7 +305,9 @@ func (w *Watcher) refresh(rs *runState, dirty map[string]bool, all, retry bool) 
 			return r
 		})
 		added, newDirs := w.syncWatches(rs, set)
-		w.publish(prev, set)
+		if w.publish(prev, set) {
+			published++
+		}
 		if !newDirs {
 			return
 		}
@@ -393,10 +415,10 @@ func nearestExistingDir(p string) string {
 }
 
 // publish makes set current and hands it to the subscribers, unless it is identical to
-// prev.
-func (w *Watcher) publish(prev, set *Set) {
+// prev; it reports whether it did.
+func (w *Watcher) publish(prev, set *Set) bool {
 	if prev != nil && prev.fp == set.fp {
-		return
+		return false
 	}
 	w.mu.Lock()
 	w.cur.Store(set)
@@ -415,6 +437,7 @@ func (w *Watcher) publish(prev, set *Set) {
 	}
 	w.mu.Unlock()
 	w.logChanges(prev, set)
+	return true
 }
 
 // logChanges logs roots that appeared, changed or disappeared, and new problems.

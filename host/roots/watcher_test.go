@@ -18,6 +18,12 @@ const waitTimeout = 10 * time.Second
 // subscription.
 func startWatcher(t *testing.T, dirs []string, opts WatcherOptions) (*Watcher, <-chan *Set) {
 	t.Helper()
+	return startWatcherHooks(t, dirs, opts, watcherHooks{})
+}
+
+// startWatcherHooks is startWatcher with test hooks installed before Run.
+func startWatcherHooks(t *testing.T, dirs []string, opts WatcherOptions, hooks watcherHooks) (*Watcher, <-chan *Set) {
+	t.Helper()
 	if opts.Debounce == 0 {
 		opts.Debounce = 20 * time.Millisecond
 	}
@@ -31,6 +37,7 @@ func startWatcher(t *testing.T, dirs []string, opts WatcherOptions) (*Watcher, <
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.hooks = hooks
 	sets, cancelSub := w.Subscribe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -231,8 +238,27 @@ func TestWatcherPublishesOnlyChanges(t *testing.T) {
 		"p/.codex-plugin/plugin.json": `{"name":"p","version":"1"}`,
 		"p/.mcp.json":                 `{"s":{"command":"s"}}`,
 	})
-	w, sets := startWatcher(t, []string{plugins}, WatcherOptions{})
+	// Run's events and rescans, in the order Run saw them (one channel keeps the order; its
+	// room exceeds what this test causes, so Run never blocks on it).
+	type observed struct {
+		event     string // a file event's path, or "" for a rescan
+		published int    // a rescan: the Sets it published
+	}
+	obs := make(chan observed, 4096)
+	w, sets := startWatcherHooks(t, []string{plugins}, WatcherOptions{}, watcherHooks{
+		event:     func(name string) { obs <- observed{event: name} },
+		rescanned: func(n int) { obs <- observed{published: n} },
+	})
 	first := <-sets
+	// Run's first rescan follows its first watches: events from here on are seen.
+	select {
+	case o := <-obs:
+		if o.event != "" || o.published != 0 {
+			t.Fatalf("Run's first observation is %+v, want its initial rescan publishing nothing", o)
+		}
+	case <-time.After(waitTimeout):
+		t.Fatal("timed out waiting for Run's initial rescan")
+	}
 	// (Rewrites are atomic: an in-place write passes through a truncated file, which is a
 	// real, publishable change.)
 	writeFile(t, filepath.Join(plugins, "p/README.md"), "docs")
@@ -241,8 +267,30 @@ func TestWatcherPublishesOnlyChanges(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(plugins, "not-a-root"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// Give the watcher time to react (debounce is 20ms); nothing may be published.
-	time.Sleep(300 * time.Millisecond)
+	// A last no-op event, after the others in the watcher's event order: once Run has seen
+	// it, the next rescan covers every event above. Every rescan until then publishes
+	// nothing.
+	fence := filepath.Join(plugins, "p/FENCE.md")
+	writeFile(t, fence, "fence")
+	published, sawFence := 0, false
+	timeout := time.After(waitTimeout)
+	for done := false; !done; {
+		select {
+		case o := <-obs:
+			switch {
+			case o.event == fence:
+				sawFence = true
+			case o.event == "":
+				published += o.published
+				done = sawFence
+			}
+		case <-timeout:
+			t.Fatalf("timed out waiting for the rescan after the no-op events (fence event seen: %v)", sawFence)
+		}
+	}
+	if published != 0 {
+		t.Errorf("the rescans after no-op events published %d sets", published)
+	}
 	select {
 	case s := <-sets:
 		t.Fatalf("a set was published for no-op events (fingerprint %s, first %s)", s.Fingerprint(), first.Fingerprint())

@@ -36,6 +36,7 @@ type rpcConn struct {
 	next    int
 	waiting map[string]chan protocol.Response
 	notes   []protocol.Notification
+	noted   signal // a notification was appended to notes
 	done    chan struct{}
 }
 
@@ -84,6 +85,7 @@ func (c *rpcConn) read(r io.Reader) {
 				var n protocol.Notification
 				_ = json.Unmarshal(line, &n)
 				c.notes = append(c.notes, n)
+				c.noted.notify()
 			} else {
 				var resp protocol.Response
 				_ = json.Unmarshal(line, &resp)
@@ -166,8 +168,9 @@ func (c *rpcConn) failure(method string, params any, code int64, fragments ...st
 // waitNote waits for a notification of method whose params contain every fragment.
 func (c *rpcConn) waitNote(method string, fragments ...string) {
 	c.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
+	timeout := time.After(30 * time.Second)
 	for {
+		noted := c.noted.next()
 		c.mu.Lock()
 		for _, n := range c.notes {
 			if n.Method != method {
@@ -183,10 +186,37 @@ func (c *rpcConn) waitNote(method string, fragments ...string) {
 			}
 		}
 		c.mu.Unlock()
-		if time.Now().After(deadline) {
+		select {
+		case <-noted:
+		case <-timeout:
 			c.t.Fatalf("no %s notification with %q", method, fragments)
 		}
-		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// signal broadcasts "something changed" to waiters: next returns a channel that the next
+// notify closes. Take it before checking the condition, so a change between the check and
+// the wait is not missed. The zero value is ready to use.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (s *signal) next() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+func (s *signal) notify() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
 	}
 }
 
@@ -432,15 +462,18 @@ func TestBackendSubscribeCancel(t *testing.T) {
 	b := threads.NewBackend(h.Threads(), threads.Options{})
 	var mu sync.Mutex
 	var got, all []string
+	var changed signal // got or all grew
 	cancel := b.Subscribe(func(method string, params any) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, method+" "+mustJSON(t, params))
+		changed.notify()
 	})
 	cancelAll := b.Subscribe(func(method string, params any) {
 		mu.Lock()
 		defer mu.Unlock()
 		all = append(all, method+" "+mustJSON(t, params))
+		changed.notify()
 	})
 	defer cancelAll()
 	seen := func(in *[]string, th *thread.Thread, status string) func() bool {
@@ -454,16 +487,16 @@ func TestBackendSubscribeCancel(t *testing.T) {
 		}
 	}
 	th := start(t, h, thread.StartParams{})
-	eventually(t, 20*time.Second, "the ready notification", seen(&got, th, "ready"))
+	eventually(t, 20*time.Second, &changed, "the ready notification", seen(&got, th, "ready"))
 	cancel()
 	cancel() // idempotent
 	mu.Lock()
 	n := len(got)
 	mu.Unlock()
 	second := start(t, h, thread.StartParams{})
-	eventually(t, 20*time.Second, "the second thread's ready notification", seen(&all, second, "ready"))
+	eventually(t, 20*time.Second, &changed, "the second thread's ready notification", seen(&all, second, "ready"))
 	third := start(t, h, thread.StartParams{})
-	eventually(t, 20*time.Second, "a notification of a third thread", seen(&all, third, ""))
+	eventually(t, 20*time.Second, &changed, "a notification of a third thread", seen(&all, third, ""))
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != n {
@@ -471,15 +504,21 @@ func TestBackendSubscribeCancel(t *testing.T) {
 	}
 }
 
-// eventually polls cond until it holds, failing the test after within.
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+// eventually waits until cond holds, checking it again at each change sig announces,
+// failing the test after within.
+func eventually(t *testing.T, within time.Duration, sig *signal, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
+	timeout := time.After(within)
+	for {
+		changed := sig.next()
+		if cond() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
 			t.Fatalf("timed out after %s waiting for %s", within, what)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
