@@ -24,10 +24,12 @@ type State string
 const (
 	// StateStarting: a connection attempt (start, handshake, first tools/list) is running.
 	StateStarting State = "starting"
-	// StateReady: the session is up and the tool catalog is loaded.
+	// StateReady: the session is up and its catalogs are loaded.
 	StateReady State = "ready"
-	// StateFailed: the last attempt failed or the session died; the next use restarts it
-	// (subject to Backoff). A closed connection also reports StateFailed, with ErrClosed.
+	// StateFailed: the last attempt failed or the session died. A connection that was
+	// ready once restarts on its own when the Backoff allows, while a handle holds it; the
+	// next use after the Backoff window restarts it too. A closed connection also reports
+	// StateFailed, with ErrClosed.
 	StateFailed State = "failed"
 )
 
@@ -50,20 +52,46 @@ type EventKind int
 // Event kinds.
 const (
 	// EventStatus: the connection's state changed (see Event.Status). After a restart
-	// (starting → ready) the tool catalog may differ; read Conn.Tools.
+	// (starting → ready) the catalogs are the new session's and may differ; read
+	// Conn.Tools, Resources, ResourceTemplates and Prompts.
 	EventStatus EventKind = iota
 	// EventTools: the server sent notifications/tools/list_changed and the catalog was
 	// re-read (see Event.Tools).
 	EventTools
+	// EventResources: the server sent notifications/resources/list_changed and the
+	// resource and resource template catalogs were re-read (see Event.Resources and
+	// Event.ResourceTemplates).
+	EventResources
+	// EventPrompts: the server sent notifications/prompts/list_changed and the prompt
+	// catalog was re-read (see Event.Prompts).
+	EventPrompts
+	// EventResourceUpdated: the server sent notifications/resources/updated for a
+	// subscribed resource (see Event.URI).
+	EventResourceUpdated
+	// EventLog: the server sent a log message, notifications/message (see Event.Log).
+	// Every subscriber gets every message at the session's level (see Conn.SetLogLevel);
+	// filtering for a handle's own level is the subscriber's job.
+	EventLog
 )
 
-// Event is delivered to Subscribe callbacks.
+// Event is delivered to Subscribe callbacks. Its slices and pointers are shared between
+// subscribers and must not be modified.
 type Event struct {
 	Kind EventKind
 	// Status is the connection's status after the change.
 	Status Status
 	// Tools is the new catalog, for EventTools.
 	Tools []*mcp.Tool
+	// Resources and ResourceTemplates are the new catalogs, for EventResources.
+	Resources         []*mcp.Resource
+	ResourceTemplates []*mcp.ResourceTemplate
+	// Prompts is the new catalog, for EventPrompts.
+	Prompts []*mcp.Prompt
+	// URI is the updated resource, for EventResourceUpdated.
+	URI string
+	// Log is the server's message, for EventLog.
+	//lint:ignore SA1019 logging, roots and sampling are deprecated (SEP-2577), not removed: passed through for whoever still uses them
+	Log *mcp.LoggingMessageParams
 }
 
 // Conn is one user's handle on a shared connection, returned by Manager.Acquire. Every
@@ -97,15 +125,49 @@ func (c *Conn) Status() Status {
 // connection is ready. The slice is the caller's; the *mcp.Tool values are shared and must
 // not be modified.
 func (c *Conn) Tools() []*mcp.Tool {
+	return readyField(c, func(cat *catalog) []*mcp.Tool { return slices.Clone(cat.tools) })
+}
+
+// Resources returns the cached resource catalog (a paginated resources/list at connect,
+// again on notifications/resources/list_changed), or nil unless the connection is ready.
+// A server without the resources capability, or whose resources/list failed (logged), has
+// an empty catalog. The slice is the caller's; the values are shared and must not be
+// modified.
+func (c *Conn) Resources() []*mcp.Resource {
+	return readyField(c, func(cat *catalog) []*mcp.Resource { return slices.Clone(cat.resources) })
+}
+
+// ResourceTemplates returns the cached resource template catalog (resources/templates/list),
+// like Resources.
+func (c *Conn) ResourceTemplates() []*mcp.ResourceTemplate {
+	return readyField(c, func(cat *catalog) []*mcp.ResourceTemplate { return slices.Clone(cat.templates) })
+}
+
+// Prompts returns the cached prompt catalog (prompts/list, again on
+// notifications/prompts/list_changed), like Resources.
+func (c *Conn) Prompts() []*mcp.Prompt {
+	return readyField(c, func(cat *catalog) []*mcp.Prompt { return slices.Clone(cat.prompts) })
+}
+
+// InitializeResult is the ready session's handshake result: the server's capabilities,
+// instructions, serverInfo and the negotiated protocol version. It is nil unless the
+// connection is ready, and shared: it must not be modified.
+func (c *Conn) InitializeResult() *mcp.InitializeResult {
+	return readyField(c, func(*catalog) *mcp.InitializeResult { return c.s.sess.init })
+}
+
+// readyField reads from the catalog of a ready connection (nil otherwise).
+func readyField[T any](c *Conn, get func(*catalog) T) T {
+	var zero T
 	if c.released.Load() {
-		return nil
+		return zero
 	}
 	c.s.mu.Lock()
 	defer c.s.mu.Unlock()
 	if c.s.state != stateReady {
-		return nil
+		return zero
 	}
-	return slices.Clone(c.s.tools)
+	return get(&c.s.cat)
 }
 
 // Ready waits until the connection is ready, bounded by ctx. A connection that failed is
@@ -117,56 +179,6 @@ func (c *Conn) Ready(ctx context.Context) error {
 	}
 	_, err := c.s.ready(ctx)
 	return err
-}
-
-// CallTool calls tool name with args — a json.RawMessage, a map[string]any, or anything
-// that marshals to a JSON object; nil sends {} — and returns the server's result. A tool
-// error is a result with IsError set, not an error. The call is bounded by ctx and the
-// Spec's ToolTimeout (ErrToolTimeout); it first makes the connection ready as Ready does.
-// If the server dies during the call, CallTool returns promptly with ErrServerExited.
-func (c *Conn) CallTool(ctx context.Context, name string, args any) (*mcp.CallToolResult, error) {
-	if c.released.Load() {
-		return nil, c.closedErr()
-	}
-	s := c.s
-	sess, err := s.ready(ctx)
-	if err != nil {
-		return nil, err
-	}
-	spec := &s.spec
-	callCtx, cancelTimeout := context.WithTimeoutCause(ctx, spec.ToolTimeout, ErrToolTimeout)
-	defer cancelTimeout()
-	callCtx, cancelDead := context.WithCancelCause(callCtx)
-	defer cancelDead(nil)
-	stop := context.AfterFunc(sess.dead, func() { cancelDead(context.Cause(sess.dead)) })
-	defer stop()
-
-	res, err := sess.cs.CallTool(callCtx, &mcp.CallToolParams{Name: name, Arguments: args})
-	if err == nil {
-		return res, nil
-	}
-	switch {
-	case isServerAnswer(err):
-		// The server answered with a JSON-RPC error; the session is fine.
-		return nil, newError(spec, nil, fmt.Sprintf("rejected tools/call %q", name), err)
-	case errors.Is(context.Cause(callCtx), ErrToolTimeout) && ctx.Err() == nil:
-		return nil, newError(spec, ErrToolTimeout,
-			fmt.Sprintf("did not answer tools/call %q within %s", name, spec.ToolTimeout), nil)
-	case ctx.Err() != nil && sess.dead.Err() == nil:
-		return nil, newError(spec, nil, fmt.Sprintf("tools/call %q abandoned", name), ctx.Err())
-	}
-	if sess.stderr != nil {
-		// A stdio transport error: the server is probably gone. Give the watcher a moment
-		// to reap it, so the error can say why (exit status, stderr).
-		select {
-		case <-sess.dead.Done():
-		case <-time.After(time.Second):
-		}
-	}
-	if sess.dead.Err() != nil {
-		return nil, newError(spec, nil, fmt.Sprintf("lost tools/call %q", name), context.Cause(sess.dead))
-	}
-	return nil, newError(spec, nil, fmt.Sprintf("failed tools/call %q", name), err)
 }
 
 // isServerAnswer reports whether err is a JSON-RPC error the server sent, as opposed to
@@ -184,9 +196,11 @@ func isServerAnswer(err error) bool {
 	return true
 }
 
-// Subscribe registers fn to be called for every Event of the connection (status changes
-// and tool catalog refreshes) until the returned cancel func is called or the handle is
-// released. Events of one connection are delivered in order, one at a time, on some
+// Subscribe registers fn to be called for every Event of the connection (status changes,
+// catalog refreshes, resource updates, log messages) until the returned cancel func is
+// called or the handle is released. Log messages and resource updates are dropped (with a
+// warning) while more than 256 events wait for slow subscribers. Events of one
+// connection are delivered in order, one at a time, on some
 // goroutine of the package or of the caller that caused them, never while a lock is held;
 // fn must not block for long (hand the event to your own goroutine if it has work to do).
 // fn may call any method of any Conn, including Release, but not Manager.Close (which waits
@@ -226,6 +240,7 @@ func (c *Conn) Release() {
 		delete(c.s.subs, sub)
 	}
 	c.s.mu.Unlock()
+	c.s.dropFeatures(c)
 	c.s.m.release(c.s)
 }
 
@@ -255,20 +270,34 @@ type shared struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu       sync.Mutex
-	refs     int
-	closed   bool
-	idleStop chan struct{} // non-nil during an idle grace period
-	state    state
-	err      error         // stateFailed: the failure
-	retryAt  time.Time     // stateFailed: end of the backoff
-	attempt  chan struct{} // stateStarting: closed when the attempt settles
-	sess     *session      // stateReady: the session
-	tools    []*mcp.Tool   // stateReady: the catalog
-	readyAt  time.Time
-	subs     map[*subscription]struct{}
-	events   []Event
-	sending  bool // an event delivery loop is running
+	// progress routes the progress notifications of calls in flight (CallOptions).
+	progress progressRoutes
+	// featMu serialises the requests that change the session's per-handle features
+	// (resources/subscribe and unsubscribe, logging/setLevel), so their reference counts
+	// and what the server was told agree. It is taken before mu and held across the
+	// request (bounded by ToolTimeout); connection attempts never take it.
+	featMu sync.Mutex
+
+	mu         sync.Mutex
+	refs       int
+	closed     bool
+	idleStop   chan struct{} // non-nil during an idle grace period
+	state      state
+	err        error         // stateFailed: the failure
+	retryAt    time.Time     // stateFailed: end of the backoff
+	attempt    chan struct{} // stateStarting: closed when the attempt settles
+	sess       *session      // stateReady: the session
+	cat        catalog       // stateReady: the catalogs
+	readyAt    time.Time
+	restarting bool // a restart loop (restartLoop) is running
+	wasReady   bool // some session of this connection was ready: failures restart on their own
+	subs       map[*subscription]struct{}
+	events     []Event
+	sending    bool // an event delivery loop is running
+	kicked     bool // a goroutine is about to run deliver for read-loop events
+	dropped    int  // log and resource-updated events dropped since the last warning
+	// feats is what the handles asked of the session; every new session gets it again.
+	feats features
 }
 
 func newShared(m *Manager, spec Spec) *shared {
@@ -280,6 +309,7 @@ func newShared(m *Manager, spec Spec) *shared {
 		ctx:    ctx,
 		cancel: cancel,
 		subs:   map[*subscription]struct{}{},
+		feats:  newFeatures(),
 	}
 }
 
@@ -349,7 +379,7 @@ func (s *shared) ready(ctx context.Context) (*session, error) {
 		}
 		ch := make(chan struct{})
 		s.state, s.attempt, s.err = stateStarting, ch, nil
-		s.emitLocked(EventStatus)
+		s.emitLocked(Event{Kind: EventStatus})
 		s.m.wg.Add(1) // s is open, so Manager.Close has not reached wg.Wait
 		go s.run(ch)
 		s.mu.Unlock()
@@ -365,8 +395,8 @@ func (s *shared) ready(ctx context.Context) (*session, error) {
 func (s *shared) run(done chan struct{}) {
 	defer s.m.wg.Done()
 	s.log.Debug("connecting", "transport", s.spec.Transport)
-	start := time.Now()
-	sess, tools, err := s.start()
+	start := s.m.clock.Now()
+	sess, cat, err := s.start()
 	var retryAt time.Time
 	if err != nil && s.ctx.Err() == nil { // a start cut short by Close is no failure
 		retryAt = s.m.noteFailure(s.spec.Key, err, 0)
@@ -384,39 +414,94 @@ func (s *shared) run(done chan struct{}) {
 	if err != nil {
 		s.state, s.err, s.retryAt = stateFailed, err, retryAt
 		s.log.Warn("server failed to start", "error", err)
+		s.restartLocked()
 	} else {
-		s.state, s.sess, s.tools, s.readyAt = stateReady, sess, tools, time.Now()
-		s.log.Info("server ready", "tools", len(tools), "protocol", sess.protocol,
-			"elapsed", time.Since(start).Round(time.Millisecond))
+		s.state, s.sess, s.cat, s.readyAt, s.wasReady = stateReady, sess, cat, s.m.clock.Now(), true
+		s.log.Info("server ready", "tools", len(cat.tools), "resources", len(cat.resources),
+			"resource_templates", len(cat.templates), "prompts", len(cat.prompts), "protocol", sess.protocol,
+			"elapsed", s.m.clock.Now().Sub(start).Round(time.Millisecond))
 		s.m.wg.Add(2)
 		go s.watch(sess)
 		go s.refresher(sess)
 	}
 	close(done)
-	s.emitLocked(EventStatus)
+	s.emitLocked(Event{Kind: EventStatus})
 	s.mu.Unlock()
 	s.deliver()
 }
 
+// restartLocked starts the restart loop (s.mu held) if the connection was ready once, is
+// still in use and none runs yet: a server that died, or whose restart failed, is started
+// again on its own. A first start that fails is the acquirer's to report, not retried.
+func (s *shared) restartLocked() {
+	if s.closed || s.refs == 0 || s.restarting || !s.wasReady {
+		return
+	}
+	s.restarting = true
+	s.m.wg.Add(1) // s is open, so Manager.Close has not reached wg.Wait
+	go s.restartLoop()
+}
+
+// restartLoop restarts a failed connection once its Backoff allows, again and again (with
+// the Backoff growing) while starts fail, until it is ready, no handle holds it, or it is
+// closed.
+func (s *shared) restartLoop() {
+	defer s.m.wg.Done()
+	for {
+		hold, _ := s.m.heldBack(s.spec.Key) // what ready will honour; normally s.retryAt
+		s.mu.Lock()
+		if s.closed || s.refs == 0 || s.state == stateReady {
+			s.restarting = false
+			s.mu.Unlock()
+			return
+		}
+		var wake <-chan struct{} // an attempt someone else started
+		var timer <-chan time.Time
+		stop := func() bool { return false }
+		if s.state == stateStarting {
+			wake = s.attempt
+		} else if hold > 0 {
+			timer, stop = s.m.clock.NewTimer(hold)
+		}
+		s.mu.Unlock()
+		if wake != nil || timer != nil {
+			select {
+			case <-wake:
+				continue
+			case <-timer:
+			case <-s.ctx.Done():
+				stop()
+				s.mu.Lock()
+				s.restarting = false
+				s.mu.Unlock()
+				return
+			}
+		}
+		if _, err := s.ready(s.ctx); err != nil {
+			s.log.Debug("restart failed; retrying after the backoff", "error", err)
+		}
+	}
+}
+
 // start runs connect under the startup timeout. connect honours its context, but closing a
 // half-started stdio server can take TerminateGrace; start does not wait for that.
-func (s *shared) start() (*session, []*mcp.Tool, error) {
+func (s *shared) start() (*session, catalog, error) {
 	spec := &s.spec
 	ctx, cancel := context.WithTimeout(s.ctx, spec.StartupTimeout)
 	defer cancel()
 	type result struct {
-		sess  *session
-		tools []*mcp.Tool
-		err   error
+		sess *session
+		cat  catalog
+		err  error
 	}
 	// The wait for a start slot counts against the startup timeout: a server that cannot
 	// start within it fails the same way whether the host was busy or the server slow.
 	if err := s.m.starts.acquire(ctx); err != nil {
 		if s.ctx.Err() != nil {
-			return nil, nil, newError(spec, ErrClosed, "connection closed while starting", nil)
+			return nil, catalog{}, newError(spec, ErrClosed, "connection closed while starting", nil)
 		}
 		limit, _ := s.m.starts.state()
-		return nil, nil, newError(spec, ErrStartupTimeout, fmt.Sprintf(
+		return nil, catalog{}, newError(spec, ErrStartupTimeout, fmt.Sprintf(
 			"did not start within %s: still waiting for one of the %d concurrent start slots (max_concurrent_server_starts in config.toml's [limits])",
 			spec.StartupTimeout, limit), nil)
 	}
@@ -428,15 +513,15 @@ func (s *shared) start() (*session, []*mcp.Tool, error) {
 		// The slot is held until the attempt has really ended, abandoned or not, so that
 		// timed-out starts cannot pile up processes beyond the limit.
 		defer s.m.starts.release()
-		tools, err := s.connect(ctx, sess)
-		ch <- result{sess, tools, err}
+		cat, err := s.connect(ctx, sess)
+		ch <- result{sess, cat, err}
 	}()
 	select {
 	case r := <-ch:
 		if r.err != nil {
-			return nil, nil, r.err
+			return nil, catalog{}, r.err
 		}
-		return r.sess, r.tools, nil
+		return r.sess, r.cat, nil
 	case <-ctx.Done():
 	}
 	sess.abort()
@@ -449,11 +534,11 @@ func (s *shared) start() (*session, []*mcp.Tool, error) {
 		}
 	}()
 	if s.ctx.Err() != nil {
-		return nil, nil, newError(spec, ErrClosed, "connection closed while starting", nil)
+		return nil, catalog{}, newError(spec, ErrClosed, "connection closed while starting", nil)
 	}
 	e := newError(spec, ErrStartupTimeout, fmt.Sprintf("did not start within %s", spec.StartupTimeout), nil)
 	e.Stderr = sess.stderr.String()
-	return nil, nil, e
+	return nil, catalog{}, e
 }
 
 // session is one MCP client session and, for stdio, its server process.
@@ -467,7 +552,12 @@ type session struct {
 	abortCtx context.Context
 	abortAll context.CancelFunc
 	protocol string
-	refresh  chan struct{} // list_changed signals, coalesced
+	init     *mcp.InitializeResult   // set by connect with cs
+	client   *mcp.Client             // the session's client
+	decl     *mcp.ClientCapabilities // what the session declared for Spec.Client (nil: none)
+	roots    rootMirror              // the client's roots, kept equal to Spec.Client's
+	// list_changed signals, coalesced per kind (buffer 1)
+	refreshTools, refreshResources, refreshPrompts chan struct{}
 	// dead is canceled when the session ends: with the failure as cause when the server
 	// went away, ErrClosed when we closed it.
 	dead    context.Context
@@ -476,7 +566,8 @@ type session struct {
 }
 
 func (s *shared) newSession() *session {
-	x := &session{refresh: make(chan struct{}, 1)}
+	x := &session{refreshTools: make(chan struct{}, 1), refreshResources: make(chan struct{}, 1),
+		refreshPrompts: make(chan struct{}, 1)}
 	x.dead, x.kill = context.WithCancelCause(context.Background())
 	x.abortCtx, x.abortAll = context.WithCancel(context.Background())
 	if s.spec.Transport == config.TransportStdio {
@@ -559,61 +650,74 @@ func (s *shared) watch(sess *session) {
 		s.mu.Unlock()
 		return
 	}
-	healthy := time.Since(s.readyAt)
+	healthy := s.m.clock.Now().Sub(s.readyAt)
 	s.mu.Unlock()
 	retryAt := s.m.noteFailure(s.spec.Key, e, healthy)
 	s.mu.Lock()
 	if s.sess == sess && !s.closed {
-		s.state, s.err, s.retryAt, s.sess, s.tools = stateFailed, e, retryAt, nil, nil
-		s.emitLocked(EventStatus)
+		s.state, s.err, s.retryAt, s.sess, s.cat = stateFailed, e, retryAt, nil, catalog{}
+		s.emitLocked(Event{Kind: EventStatus})
+		s.restartLocked()
 	}
 	s.mu.Unlock()
 	s.log.Warn("server connection lost", "error", e)
 	s.deliver()
 }
 
-// refresher re-reads the catalog after each tools/list_changed, until the session ends.
-func (s *shared) refresher(sess *session) {
-	defer s.m.wg.Done()
-	for {
-		select {
-		case <-sess.dead.Done():
-			return
-		case <-sess.refresh:
-		}
-		ctx, cancel := context.WithTimeout(sess.dead, s.spec.StartupTimeout)
-		tools, err := listTools(ctx, sess.cs)
-		cancel()
-		if err != nil {
-			if sess.dead.Err() == nil {
-				s.log.Warn("re-reading the tool catalog after tools/list_changed failed; keeping the old one",
-					"error", newError(&s.spec, nil, "tools/list", err))
-			}
-			continue
-		}
-		s.mu.Lock()
-		if s.sess != sess || s.closed {
-			s.mu.Unlock()
-			return
-		}
-		s.tools = tools
-		s.emitLocked(EventTools)
-		s.mu.Unlock()
-		s.log.Debug("tool catalog refreshed", "tools", len(tools))
-		s.deliver()
-	}
-}
+// maxQueuedEvents bounds the events waiting for delivery. Beyond it, log messages and
+// resource updates (which a server can send at any rate) are dropped, with a warning;
+// status and catalog events are rare and always kept.
+const maxQueuedEvents = 256
 
-// emitLocked queues an event of kind for the subscribers (s.mu held); deliver sends it.
-func (s *shared) emitLocked(kind EventKind) {
+// emitLocked queues ev for the subscribers (s.mu held), stamped with the status and, for a
+// catalog event, the current catalog; deliver sends it.
+func (s *shared) emitLocked(ev Event) {
 	if len(s.subs) == 0 {
 		return
 	}
-	ev := Event{Kind: kind, Status: s.statusLocked()}
-	if kind == EventTools {
-		ev.Tools = slices.Clone(s.tools)
+	switch ev.Kind {
+	case EventLog, EventResourceUpdated:
+		if len(s.events) >= maxQueuedEvents {
+			if s.dropped == 0 {
+				s.log.Warn("subscribers are not keeping up; dropping log messages and resource updates",
+					"queued", len(s.events))
+			}
+			s.dropped++
+			return
+		}
+	case EventTools:
+		ev.Tools = slices.Clone(s.cat.tools)
+	case EventResources:
+		ev.Resources, ev.ResourceTemplates = slices.Clone(s.cat.resources), slices.Clone(s.cat.templates)
+	case EventPrompts:
+		ev.Prompts = slices.Clone(s.cat.prompts)
 	}
+	ev.Status = s.statusLocked()
 	s.events = append(s.events, ev)
+}
+
+// notify queues an event that the session's read goroutine received and has it delivered
+// from another goroutine: a subscriber may call the server, which needs that read
+// goroutine running.
+func (s *shared) notify(sess *session, ev Event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess != sess || s.closed {
+		return
+	}
+	s.emitLocked(ev)
+	if s.sending || s.kicked || len(s.events) == 0 {
+		return
+	}
+	s.kicked = true
+	s.m.wg.Add(1) // s is open, so Manager.Close has not reached wg.Wait
+	go func() {
+		defer s.m.wg.Done()
+		s.mu.Lock()
+		s.kicked = false
+		s.mu.Unlock()
+		s.deliver()
+	}()
 }
 
 // deliver sends queued events, in order, unless another goroutine is already doing so.
@@ -627,6 +731,10 @@ func (s *shared) deliver() {
 	for len(s.events) > 0 {
 		ev := s.events[0]
 		s.events = s.events[1:]
+		if len(s.events) == 0 && s.dropped > 0 {
+			s.log.Warn("dropped log messages and resource updates", "count", s.dropped)
+			s.dropped = 0
+		}
 		subs := slices.Collect(maps.Keys(s.subs))
 		s.mu.Unlock()
 		for _, sub := range subs {
@@ -646,7 +754,7 @@ func (s *shared) shutdown() {
 	s.closed = true
 	s.stopIdleLocked()
 	sess := s.sess
-	s.sess, s.tools = nil, nil
+	s.sess, s.cat = nil, catalog{}
 	s.events = nil
 	s.mu.Unlock()
 	if sess != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -183,7 +184,8 @@ func TestSharingHTTP(t *testing.T) {
 }
 
 func TestIdleGrace(t *testing.T) {
-	m, _ := newManager(t, Options{IdleGrace: 400 * time.Millisecond})
+	clk := newFakeClock()
+	m, _ := newManager(t, withClock(Options{IdleGrace: time.Hour}, clk))
 	cf := countFile(t)
 	spec := mustSpec(t, stdioDecl("idle", "--count-file", cf), nil)
 	ctx := context.Background()
@@ -192,6 +194,9 @@ func TestIdleGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Release()
+	if tm := clk.next(t); tm.d != time.Hour {
+		t.Errorf("idle timer of %s, want the 1h grace", tm.d)
+	}
 	c, err = m.Acquire(ctx, spec) // within the grace: same session
 	if err != nil {
 		t.Fatal(err)
@@ -199,13 +204,22 @@ func TestIdleGrace(t *testing.T) {
 	if d, _ := handshakes(t, cf); d != 1 {
 		t.Errorf("re-acquired within the grace period, but the server saw %d handshakes", d)
 	}
+	s := c.s
 	c.Release()
-	time.Sleep(800 * time.Millisecond)
+	clk.next(t).fire() // the grace period ends
+	select {
+	case <-s.ctx.Done():
+	case <-time.After(30 * time.Second):
+		t.Fatal("the connection was not closed at the end of its grace period")
+	}
 	c, err = m.Acquire(ctx, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Release()
+	if c.s == s {
+		t.Error("the expired connection was reused")
+	}
 	if d, _ := handshakes(t, cf); d != 2 {
 		t.Errorf("after the grace period the session should have been closed; methods %q", mcpservertest.Methods(t, cf))
 	}
@@ -383,33 +397,43 @@ func TestStartFailureShowsExitAndScrubbedStderr(t *testing.T) {
 	}
 }
 
+// waitStatus waits for an EventStatus with state st.
+func waitStatus(t *testing.T, events <-chan Event, st State) Status {
+	t.Helper()
+	return waitEvent(t, events, fmt.Sprintf("%s status", st), func(ev Event) bool {
+		return ev.Kind == EventStatus && ev.Status.State == st
+	}).Status
+}
+
+// A server that dies is restarted on its own after the Backoff delay, again with a longer
+// delay while restarts fail, until it is back; Release ends the restarts.
 func TestCrashRestartWithBackoff(t *testing.T) {
-	m, _ := newManager(t, Options{Backoff: Backoff{Initial: 300 * time.Millisecond, Max: 10 * time.Second}})
+	clk := newFakeClock()
+	m, _ := newManager(t, withClock(Options{Backoff: Backoff{Initial: 300 * time.Millisecond, Max: 10 * time.Second}}, clk))
 	cf := countFile(t)
-	spec := mustSpec(t, stdioDecl("crashy", "--count-file", cf), nil)
-	c := mustAcquire(t, m, spec)
-	events := make(chan Event, 20)
+	// A copy of the server binary, so that a restart can be made to fail by moving it away.
+	bin := filepath.Join(t.TempDir(), "server")
+	data, err := os.ReadFile(exampleBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := stdioDecl("crashy", "--count-file", cf)
+	d.Command = bin
+	c := mustAcquire(t, m, mustSpec(t, d, nil))
+	events := make(chan Event, 50)
 	defer c.Subscribe(func(ev Event) { events <- ev })()
 
-	crash := func() (Status, time.Time) {
+	kill := func() Status {
 		t.Helper()
-		killed := time.Now()
 		if err := syscall.Kill(pidOf(t, c), syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		for {
-			select {
-			case ev := <-events:
-				if ev.Kind == EventStatus && ev.Status.State == StateFailed {
-					return ev.Status, killed
-				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("no failed status after the server was killed")
-			}
-		}
+		return waitStatus(t, events, StateFailed)
 	}
-
-	st, killed := crash()
+	st := kill()
 	if !errors.Is(st.Err, ErrServerExited) || !strings.Contains(st.Err.Error(), "signal: killed") ||
 		!strings.HasPrefix(st.Err.Error(), `MCP server "crashy"`) {
 		t.Errorf("failure = %v", st.Err)
@@ -417,32 +441,65 @@ func TestCrashRestartWithBackoff(t *testing.T) {
 	if c.Tools() != nil || c.Status().State != StateFailed {
 		t.Error("a failed connection still reports tools")
 	}
-	firstDelay := st.RetryAt.Sub(killed)
-	if firstDelay < 200*time.Millisecond || firstDelay > 1*time.Second {
-		t.Errorf("first backoff %s, want about 300ms", firstDelay)
+	if d := st.RetryAt.Sub(clk.Now()); d != 300*time.Millisecond {
+		t.Errorf("first backoff %s, want 300ms", d)
 	}
 	// A use inside the backoff window fails fast with the cause.
 	if _, err := c.CallTool(context.Background(), "echo", map[string]any{"text": "x"}); !errors.Is(err, ErrBackoff) ||
 		!errors.Is(err, ErrServerExited) {
 		t.Errorf("CallTool during backoff: %v", err)
 	}
-	time.Sleep(time.Until(st.RetryAt) + 20*time.Millisecond)
-	callTool(t, c, "echo", map[string]any{"text": "back"}) // restarts the server
+
+	// The restart fails (no binary): the next one waits twice as long.
+	if err := os.Rename(bin, bin+".away"); err != nil {
+		t.Fatal(err)
+	}
+	tm := clk.next(t)
+	if tm.d != 300*time.Millisecond {
+		t.Errorf("restart timer %s, want 300ms", tm.d)
+	}
+	tm.fire()
+	waitStatus(t, events, StateStarting)
+	st = waitStatus(t, events, StateFailed)
+	if !strings.Contains(st.Err.Error(), "failed to start") {
+		t.Errorf("failed restart: %v", st.Err)
+	}
+	if err := os.Rename(bin+".away", bin); err != nil {
+		t.Fatal(err)
+	}
+	if tm = clk.next(t); tm.d != 600*time.Millisecond {
+		t.Errorf("second restart timer %s, want 600ms", tm.d)
+	}
+	tm.fire()
+	waitStatus(t, events, StateStarting)
+	waitStatus(t, events, StateReady)
+	if len(c.Tools()) == 0 {
+		t.Error("no tools after the restart")
+	}
+	callTool(t, c, "echo", map[string]any{"text": "back"})
 	if d, _ := handshakes(t, cf); d != 2 {
-		t.Errorf("restart should be a second session; methods %q", mcpservertest.Methods(t, cf))
+		t.Errorf("the restart should be a second session; methods %q", mcpservertest.Methods(t, cf))
 	}
 
-	// A second crash soon after: the delay doubles.
-	st, killed = crash()
-	if d := st.RetryAt.Sub(killed); d < 500*time.Millisecond || d > 1500*time.Millisecond {
-		t.Errorf("second backoff %s, want about 600ms", d)
+	// A third failure soon after: the delay doubles again. Releasing the last handle
+	// during the wait ends the restart loop (goleak checks that nothing is left).
+	st = kill()
+	if d := st.RetryAt.Sub(clk.Now()); d != 1200*time.Millisecond {
+		t.Errorf("third backoff %s, want 1.2s", d)
+	}
+	clk.next(t)
+	c.Release()
+	if d, _ := handshakes(t, cf); d != 2 {
+		t.Errorf("restarted after the last Release; methods %q", mcpservertest.Methods(t, cf))
 	}
 }
 
 func TestInFlightCallOnKilledServer(t *testing.T) {
-	m, _ := newManager(t, Options{})
+	m, _ := newManager(t, Options{Backoff: Backoff{Initial: time.Millisecond}})
 	cf := countFile(t)
 	c := mustAcquire(t, m, mustSpec(t, stdioDecl("victim", "--count-file", cf), nil))
+	events := make(chan Event, 20)
+	defer c.Subscribe(func(ev Event) { events <- ev })()
 	type result struct {
 		err     error
 		elapsed time.Duration
@@ -472,6 +529,9 @@ func TestInFlightCallOnKilledServer(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the in-flight call hangs after the server was killed")
 	}
+	// The connection comes back on its own, and works.
+	waitStatus(t, events, StateReady)
+	callTool(t, c, "echo", map[string]any{"text": "again"})
 }
 
 func TestHTTPServerGoneCallFailsPromptly(t *testing.T) {

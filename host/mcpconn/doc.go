@@ -33,6 +33,41 @@
 //	defer cancel()
 //	res, err := conn.CallTool(ctx, "search", map[string]any{"q": "wasm"})
 //
+// # A complete MCP client
+//
+// Besides tools, a connection reads (at connect, paginated, and again on the matching
+// list_changed) the resources, resource templates and prompts of a server that advertises
+// them, and passes the other requests of a gateway through, each bounded and classified
+// like CallTool (a server's JSON-RPC error stays an *Error wrapping the *jsonrpc.Error; a
+// missing capability is ErrNotSupported, with nothing sent):
+//
+//	resources, templates, prompts := conn.Resources(), conn.ResourceTemplates(), conn.Prompts()
+//	info := conn.InitializeResult() // capabilities, instructions, serverInfo
+//	rr, err := conn.ReadResource(ctx, &mcp.ReadResourceParams{URI: "file:///notes.md"})
+//	gp, err := conn.GetPrompt(ctx, &mcp.GetPromptParams{Name: "review", Arguments: args})
+//	cr, err := conn.Complete(ctx, completeParams)
+//
+//	// A front-door call: its _meta goes upstream, and the server's progress comes back
+//	// (with the token cleared: put the client's own back) while the call runs.
+//	res, err := conn.CallToolWith(ctx, "build", args, mcpconn.CallOptions{
+//		Meta:       req.Params.Meta,
+//		OnProgress: func(p *mcp.ProgressNotificationParams) { forward(p) }, // must not block
+//	})
+//
+//	// Per-handle features of the shared session: counted subscriptions
+//	// (EventResourceUpdated) and the most verbose log level any handle asked for
+//	// (EventLog). Both are applied again to a restarted session; Release drops them.
+//	err = conn.SubscribeResource(ctx, "file:///notes.md")
+//	err = conn.SetLogLevel(ctx, "info")
+//
+// Sessions are shared by Key, so a server's requests to its client (sampling, elicitation,
+// roots) cannot be answered for one client on a shared session. A caller that wants them
+// answered gives the Spec a ClientHandler (Spec.Client) and a Key of its own: the session
+// then declares exactly the handler's capabilities and routes those requests to it (see
+// ClientHandler for how a 2026-07-28 session ties them to the originating call), and
+// Conn.NotifyRootsChanged tells the server when the client's roots change. Without one,
+// the server gets the standard refusals, as from any client without those capabilities.
+//
 // # Sharing
 //
 // Two Acquire calls whose Specs have the same Key share one MCP session and one tool
@@ -53,13 +88,15 @@
 // # Lifecycle
 //
 // A connection is starting, ready or failed (Conn.Status). The Spec's StartupTimeout
-// bounds process start or HTTP connect, the handshake and the first tools/list. When
+// bounds process start or HTTP connect, the handshake and the reading of the catalogs. When
 // a server dies or its connection breaks, the connection is marked failed with the exit
-// status and a tail of its stderr, calls in flight return at once with ErrServerExited, and
-// the next use (Ready, CallTool, Acquire) restarts it, paced by an exponential Backoff
-// (250ms doubling to 30s by default, reset after a minute of health). Tool calls are bounded
-// by the Spec's ToolTimeout; a timed-out call is cancelled at the server and leaves the
-// session usable.
+// status and a tail of its stderr, and requests in flight return at once with
+// ErrServerExited. While a handle holds it, it then restarts on its own, paced by an
+// exponential Backoff (250ms doubling to 30s by default, reset after a minute of health),
+// and keeps retrying while starts fail: subscribers see EventStatus starting, then ready
+// with the new session's catalogs. A use (Ready, CallTool, Acquire) within the Backoff
+// window fails at once with ErrBackoff. Requests are bounded by the Spec's ToolTimeout; a
+// timed-out request is cancelled at the server and leaves the session usable.
 //
 // # Security
 //

@@ -20,11 +20,16 @@ var (
 	// ErrInvalidDecl: the declaration cannot be turned into a Spec (no command or url, a
 	// relative cwd without a base directory, a reserved header name, ...).
 	ErrInvalidDecl = errors.New("invalid server declaration")
-	// ErrStartupTimeout: connect, handshake and the first tools/list did not finish within
+	// ErrStartupTimeout: connect, handshake and reading the catalogs did not finish within
 	// the spec's StartupTimeout.
 	ErrStartupTimeout = errors.New("startup timeout")
-	// ErrToolTimeout: a tools/call did not finish within the spec's ToolTimeout.
+	// ErrToolTimeout: a request to the server (tools/call, resources/read, prompts/get,
+	// completion/complete, ...) did not finish within the spec's ToolTimeout.
 	ErrToolTimeout = errors.New("tool call timeout")
+	// ErrNotSupported: the request needs a capability the server did not advertise
+	// (resources, resources.subscribe, prompts, completions, logging), or one the
+	// connection's own client did not declare (roots); nothing was sent.
+	ErrNotSupported = errors.New("not supported by the server")
 	// ErrServerExited: the server process exited or its connection broke while in use.
 	ErrServerExited = errors.New("server connection lost")
 	// ErrBackoff: the server failed recently and its restart is being held back; the Error

@@ -77,6 +77,10 @@ type Options struct {
 	// it to exit before sending SIGTERM (and as long again before SIGKILL). 0 means 2s.
 	TerminateGrace time.Duration
 
+	// clock replaces the time source of the backoff, the restart loop and the idle grace
+	// (tests only; nil means the real clock).
+	clock clock
+
 	// MaxConcurrentStarts bounds the connection attempts (a stdio server's process start,
 	// the handshake and the first tools/list) that run at once across the Manager; further
 	// attempts wait for a slot within their own startup timeout. 0 means
@@ -87,8 +91,10 @@ type Options struct {
 // Backoff paces restarts of a failed server (per sharing key). It is a plain value. After the n-th consecutive
 // failure, the server is not started again until Initial·2^(n-1) (at most Max) has passed;
 // a use within that window fails at once with ErrBackoff and the last failure. A session
-// that stayed ready for at least ResetAfter before failing starts the count afresh. Restarts
-// happen on use (Ready, CallTool, Acquire), never in the background.
+// that stayed ready for at least ResetAfter before failing starts the count afresh. A
+// connection that some handle still holds is restarted on its own as soon as the window
+// ends (and again, with the delay growing, while starts fail); a use (Ready, CallTool,
+// Acquire) after the window also restarts it.
 type Backoff struct {
 	// Initial is the delay after the first failure. 0 means 250ms.
 	Initial time.Duration
@@ -134,6 +140,9 @@ type Manager struct {
 	// starts bounds concurrent connection attempts (Options.MaxConcurrentStarts).
 	starts *startLimiter
 
+	// clock is Options.clock or the real clock.
+	clock clock
+
 	mu       sync.Mutex // guards the fields below; taken before any shared's mu
 	closed   bool
 	conns    map[string]*shared
@@ -158,6 +167,10 @@ func NewManager(o Options) *Manager {
 		conns:    map[string]*shared{},
 		failures: map[string]*failure{},
 		starts:   newStartLimiter(cmp.Or(o.MaxConcurrentStarts, config.DefaultMaxConcurrentServerStarts)),
+	}
+	m.clock = o.clock
+	if m.clock == nil {
+		m.clock = realClock{}
 	}
 	m.opts.Backoff = o.Backoff.withDefaults()
 	m.opts.StderrTailBytes = cmp.Or(o.StderrTailBytes, 2048)
@@ -304,10 +317,10 @@ func (m *Manager) release(s *shared) {
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
-			t := time.NewTimer(grace)
-			defer t.Stop()
+			c, stopTimer := m.clock.NewTimer(grace)
+			defer stopTimer()
 			select {
-			case <-t.C:
+			case <-c:
 				m.expire(s, stop)
 			case <-stop:
 			}
@@ -356,14 +369,14 @@ func (m *Manager) heldBack(key string) (time.Duration, error) {
 	if f == nil {
 		return 0, nil
 	}
-	return time.Until(f.until), f.err
+	return f.until.Sub(m.clock.Now()), f.err
 }
 
 // noteFailure records a failure of key. healthy is how long the failed session had been
 // ready (0 for a failed start); a long enough healthy period restarts the count.
 func (m *Manager) noteFailure(key string, err error, healthy time.Duration) time.Time {
 	b := m.opts.Backoff
-	now := time.Now()
+	now := m.clock.Now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	// Forget keys whose last failure is long past.
@@ -381,4 +394,22 @@ func (m *Manager) noteFailure(key string, err error, healthy time.Duration) time
 	f.err = err
 	f.until = now.Add(b.delay(f.count))
 	return f.until
+}
+
+// clock is a source of time: the real one, or a test's that moves only when told.
+// Implementations must be safe for concurrent use.
+type clock interface {
+	Now() time.Time
+	// NewTimer returns a channel that receives once d has passed, and a func that stops
+	// the timer.
+	NewTimer(d time.Duration) (<-chan time.Time, func() bool)
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) NewTimer(d time.Duration) (<-chan time.Time, func() bool) {
+	t := time.NewTimer(d)
+	return t.C, t.Stop
 }

@@ -63,14 +63,25 @@ type Spec struct {
 	EnvVarRefs []string
 	HeaderRefs []HeaderRef
 
-	// StartupTimeout bounds connect + handshake + the first tools/list; ToolTimeout bounds
-	// each tools/call. Both are positive (BuildSpec applies the config defaults).
+	// StartupTimeout bounds connect + handshake + reading the catalogs (tools, and
+	// resources, templates and prompts where advertised); ToolTimeout bounds each request
+	// (tools/call, resources/read, prompts/get, ...). Both are positive (BuildSpec applies
+	// the config defaults).
 	StartupTimeout time.Duration
 	ToolTimeout    time.Duration
 
 	// Key is the sharing key: connections are shared between everyone who acquires a Spec
 	// with the same Key. See BuildSpec for what it covers. It is safe to log.
 	Key string
+
+	// Client, when set, makes the connection one client's own: the session declares
+	// Client.Capabilities() and the server's sampling, elicitation and roots requests go to
+	// it (see ClientHandler). BuildSpec never sets it and Key does not cover it, so the
+	// caller that sets it must also make Key unique to that client (e.g. append the
+	// client's session id and hash), or another acquirer of the same Key would share — and
+	// answer for — this client's session. nil: the session declares no client capability,
+	// and such requests get the go-sdk's standard refusal.
+	Client ClientHandler
 
 	// secrets are the values resolved from credential references, longest first; every
 	// error and log line of this server is scrubbed of them.

@@ -134,28 +134,26 @@ func (w *stderrSink) String() string {
 	return out
 }
 
-// connect starts or reaches the server, performs the MCP handshake and reads the tool
-// catalog, all bounded by ctx. On success sess.cs is set; on failure nothing is left running
-// (the SDK closes a half-open session, which reaps a stdio server).
-func (s *shared) connect(ctx context.Context, sess *session) ([]*mcp.Tool, error) {
+// connect starts or reaches the server, performs the MCP handshake, reads the catalogs
+// and tells the session what the handles asked of the previous one, all bounded by ctx.
+// On success sess.cs is set; on failure nothing is left running (the SDK closes a
+// half-open session, which reaps a stdio server).
+func (s *shared) connect(ctx context.Context, sess *session) (catalog, error) {
 	spec := &s.spec
-	client := mcp.NewClient(s.m.impl, &mcp.ClientOptions{
-		// warden offers no roots, sampling or elicitation to servers.
-		Capabilities: &mcp.ClientCapabilities{},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			// Runs on the session's read loop: only signal the refresher.
-			select {
-			case sess.refresh <- struct{}{}:
-			default:
-			}
-		},
-	})
+	opts, decl := s.clientOptions(sess)
+	client := mcp.NewClient(s.m.impl, opts)
+	//lint:ignore SA1019 logging, roots and sampling are deprecated (SEP-2577), not removed: passed through for whoever still uses them
+	if spec.Client != nil && decl.RootsV2 != nil {
+		client.AddReceivingMiddleware(routeRoots(spec.Client))
+	}
+	sess.client, sess.decl = client, decl
+	s.primeRoots(ctx, sess, decl)
 	var transport mcp.Transport
 	var ex Executor
 	if env := cmp.Or(spec.Environment, config.LocalEnvironment); env != config.LocalEnvironment && s.m.opts.Executor != nil {
 		var err error
 		if ex, err = s.m.opts.Executor(env); err != nil {
-			return nil, newError(spec, ErrUnroutable, fmt.Sprintf("runs in environment %q, which cannot be reached", env), err)
+			return catalog{}, newError(spec, ErrUnroutable, fmt.Sprintf("runs in environment %q, which cannot be reached", env), err)
 		}
 	}
 	switch {
@@ -187,27 +185,34 @@ func (s *shared) connect(ctx context.Context, sess *session) ([]*mcp.Tool, error
 				spec.URL, spec.Headers)},
 		}
 	}
-	var opts *mcp.ClientSessionOptions
+	var sessOpts *mcp.ClientSessionOptions
 	if v := s.m.opts.ProtocolVersion; v != "" {
-		opts = &mcp.ClientSessionOptions{ProtocolVersion: v}
+		sessOpts = &mcp.ClientSessionOptions{ProtocolVersion: v}
 	}
-	cs, err := client.Connect(ctx, transport, opts)
+	cs, err := client.Connect(ctx, transport, sessOpts)
 	if err != nil {
 		// The SDK closes the connection on most handshake failures, but not all (a failed
 		// subscriptions/listen leaves it open); closing it again is harmless.
 		sess.closeConn()
-		return nil, s.startError(ctx, sess, "handshake", err)
+		return catalog{}, s.startError(ctx, sess, "handshake", err)
 	}
 	sess.cs = cs
 	if r := cs.InitializeResult(); r != nil {
-		sess.protocol = r.ProtocolVersion
+		sess.protocol, sess.init = r.ProtocolVersion, r
 	}
-	tools, err := listTools(ctx, cs)
-	if err != nil {
+	var cat catalog
+	if cat.tools, err = listTools(ctx, cs); err != nil {
 		sess.close()
-		return nil, s.startError(ctx, sess, "tools/list", err)
+		return catalog{}, s.startError(ctx, sess, "tools/list", err)
 	}
-	return tools, nil
+	s.readResources(ctx, sess, &cat)
+	s.readPrompts(ctx, sess, &cat)
+	s.reapply(ctx, sess)
+	if ctx.Err() != nil {
+		sess.close()
+		return catalog{}, s.startError(ctx, sess, "catalogs", ctx.Err())
+	}
+	return cat, nil
 }
 
 // startError describes a failed start: the step, the cause, a stdio server's exit status
@@ -226,32 +231,6 @@ func (s *shared) startError(ctx context.Context, sess *session, step string, err
 	e := newError(spec, nil, "failed to start ("+step+")", err)
 	e.Stderr = sess.stderr.String()
 	return e
-}
-
-// maxToolPages bounds pagination against a server that keeps returning cursors.
-const maxToolPages = 1000
-
-// listTools reads the whole catalog, following pagination cursors.
-func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
-	var tools []*mcp.Tool
-	params := &mcp.ListToolsParams{}
-	seen := map[string]bool{}
-	for range maxToolPages {
-		res, err := cs.ListTools(ctx, params)
-		if err != nil {
-			return nil, err
-		}
-		tools = append(tools, res.Tools...)
-		if res.NextCursor == "" {
-			return tools, nil
-		}
-		if seen[res.NextCursor] {
-			return nil, fmt.Errorf("tools/list repeated cursor %q", res.NextCursor)
-		}
-		seen[res.NextCursor] = true
-		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
-	}
-	return nil, fmt.Errorf("tools/list returned more than %d pages", maxToolPages)
 }
 
 // trackedTransport wraps the SDK's stdio transport so the session holds the raw connection:
