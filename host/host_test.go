@@ -164,7 +164,7 @@ func TestOperatorPolicyHooks(t *testing.T) {
 	}
 
 	_, err := th.CallTool(ctx(t), "plain", "add", json.RawMessage(`{"a":1,"b":2}`), "test")
-	var denied *thread.ToolCallDeniedError
+	var denied *thread.DeniedError
 	if !errors.As(err, &denied) || denied.Reason != "guard blocks add" || denied.DecidedBy != "operator:guard" {
 		t.Errorf("add: %v (%+v), want denied by operator:guard", err, denied)
 	}
@@ -265,7 +265,7 @@ func TestWatcherRefreshesThreads(t *testing.T) {
 		t.Errorf("the plugin's policy reached a host-config server: %q", toolNames(s.Tools))
 	}
 	_, err := th.CallTool(ctx(t), "live_a", "add", json.RawMessage(`{"a":1,"b":2}`), "test")
-	var denied *thread.ToolCallDeniedError
+	var denied *thread.DeniedError
 	if !errors.As(err, &denied) || denied.DecidedBy != "plugin:live@3" {
 		t.Errorf("live_a/add: %v, want denied by plugin:live@3", err)
 	}

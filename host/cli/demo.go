@@ -388,8 +388,8 @@ func printStatuses(w io.Writer, statuses []thread.ServerStatus, owner func(threa
 }
 
 func describeResult(res *mcp.CallToolResult, err error) string {
-	var denied *thread.ToolCallDeniedError
-	var unavailable *thread.ToolUnavailableError
+	var denied *thread.DeniedError
+	var unavailable *thread.UnavailableError
 	switch {
 	case errors.As(err, &denied):
 		return "denied by policy: " + err.Error()

@@ -17,10 +17,11 @@ import (
 // over stdin/stdout until stdin closes (or SIGINT/SIGTERM). Stdout carries MCP only; every
 // log line goes to stderr.
 func runMCP(ctx context.Context, g *global, args []string) error {
-	fl := subFlags(g, "mcp", "[--plugin ID|PATH]... [--kind interactive|reviewer|subagent]")
+	fl := subFlags(g, "mcp", "[--plugin ID|PATH]... [--kind interactive|reviewer|subagent] [--tool-names prefixed|bare]")
 	var plugins stringList
 	fl.Var(&plugins, "plugin", "select a capability root: an `ID` (name@version) from the plugins dirs, or the PATH of a root directory (repeatable)")
 	kind := fl.String("kind", string(thread.KindInteractive), "thread kind: interactive, reviewer or subagent")
+	toolNames := fl.String("tool-names", "", toolNamesUsage)
 	rest, err := parse(fl, args)
 	if err != nil {
 		return err
@@ -33,6 +34,10 @@ func runMCP(ctx context.Context, g *global, args []string) error {
 	case thread.KindInteractive, thread.KindReviewer, thread.KindSubagent:
 	default:
 		fmt.Fprintf(g.io.Stderr, "warden mcp: --kind %q: want interactive, reviewer or subagent\n", *kind)
+		return errUsage
+	}
+	if err := checkToolNames(*toolNames); err != nil {
+		fmt.Fprintf(g.io.Stderr, "warden mcp: %v\n", err)
 		return errUsage
 	}
 	cwd, _ := os.Getwd()
@@ -54,7 +59,11 @@ func runMCP(ctx context.Context, g *global, args []string) error {
 	if err != nil {
 		return err
 	}
-	fd := frontdoor.New(h.Threads(), frontdoor.Options{Logger: g.log, Version: Version})
+	names, err := resolveToolNames(*toolNames, homeConfig(h))
+	if err != nil {
+		return err
+	}
+	fd := frontdoor.New(h.Threads(), frontdoor.Options{Logger: g.log, Version: Version, ToolNames: names})
 	defer fd.Close()
 	g.log.Info("serving the thread as an MCP server on stdio", "thread", th.ID(), "kind", th.Kind(), "plugins", len(sel))
 	err = fd.ServeIO(ctx, th.ID(), g.io.Stdin, g.io.Stdout)

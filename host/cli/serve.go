@@ -15,7 +15,7 @@ import (
 	"github.com/warden-mcp/warden/host/internal/netguard"
 )
 
-const serveUsage = "[--listen stdio|ws://127.0.0.1:PORT|unix:///PATH] [--mcp-listen 127.0.0.1:PORT|unix:///PATH] [--token-env VAR | --no-auth]"
+const serveUsage = "[--listen stdio|ws://127.0.0.1:PORT|unix:///PATH] [--mcp-listen 127.0.0.1:PORT|unix:///PATH] [--token-env VAR | --no-auth] [--tool-names prefixed|bare]"
 
 // ListenTokenFile is the file in the warden home where `warden serve` writes the bearer
 // token it generates for its TCP listeners (mode 0600). It holds the token of the most
@@ -36,6 +36,7 @@ func runServe(ctx context.Context, g *global, args []string) error {
 	mcpListen := fl.String("mcp-listen", "", "also serve the MCP front door over streamable HTTP on HOST:PORT (bearer token required) or unix:///PATH (a Unix socket created 0600), every thread at /threads/{id}/mcp")
 	tokenEnv := fl.String("token-env", "", "environment `VAR` holding the bearer token (at least 16 bytes) WebSocket and front-door clients must send; without it a token is generated into <home>/"+ListenTokenFile+" for loopback addresses. The token itself is never a flag")
 	noAuth := fl.Bool("no-auth", false, "serve TCP listeners without a bearer token (loopback addresses only): any local user can then drive warden")
+	toolNames := fl.String("tool-names", "", toolNamesUsage+" (with --mcp-listen)")
 	rest, err := parse(fl, args)
 	if err != nil {
 		return err
@@ -51,6 +52,10 @@ func runServe(ctx context.Context, g *global, args []string) error {
 	}
 	if err := mcpAddrValid(*mcpListen); err != nil {
 		fmt.Fprintf(g.io.Stderr, "warden serve: --mcp-listen: %v\n", err)
+		return errUsage
+	}
+	if err := checkToolNames(*toolNames); err != nil {
+		fmt.Fprintf(g.io.Stderr, "warden serve: %v\n", err)
 		return errUsage
 	}
 	if *noAuth && *tokenEnv != "" {
@@ -104,7 +109,11 @@ func runServe(ctx context.Context, g *global, args []string) error {
 		defer apiLn.Close()
 	}
 	if *mcpListen != "" {
-		fd = frontdoor.New(h.Threads(), frontdoor.Options{Logger: g.log, Version: Version})
+		names, err := resolveToolNames(*toolNames, homeConfig(h))
+		if err != nil {
+			return err
+		}
+		fd = frontdoor.New(h.Threads(), frontdoor.Options{Logger: g.log, Version: Version, ToolNames: names})
 		defer fd.Close()
 		if mcpLn, err = fd.Listen(*mcpListen, frontdoor.ListenOptions{Token: tokenFor(*mcpListen), NoAuth: *noAuth}); err != nil {
 			return fmt.Errorf("--mcp-listen: %w", err)

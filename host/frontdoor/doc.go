@@ -56,27 +56,58 @@
 //
 // # What a client sees
 //
-// The tools of a thread's MCP server are the tools of the thread's ready servers after
-// every tool filter (enabled_tools, disabled_tools and the policies' allow/deny lists),
-// named server__tool (ToolName); their description, input and output schemas, annotations
-// and title are the upstream tool's. Servers that are disabled, failed, hidden or still
-// starting contribute nothing. A name is split at its first "__", so a tool name may
-// contain "__" but a server name may not: such a server is skipped, with one warning in the
-// log. The server's serverInfo is {name: "warden", version}.
+// A thread's MCP server offers what the thread's ready servers offer, after every filter
+// (enabled_tools, disabled_tools and the policies' allow/deny lists for tools, prompts and
+// resources). Servers that are disabled, failed, hidden or still starting contribute
+// nothing; a server that restarts keeps its items while it starts again.
 //
-// tools/list shows exactly that set. It first applies a refresh queued for the thread (a
-// reload or a plugin change) and waits, up to Options.StartupWait, for servers still
-// starting, so that a client's first list is complete.
+//   - Tools and prompts are named server__name (Options.ToolNames = ToolNamesPrefixed, the
+//     default), or by their upstream name where no other server of the thread has an item of
+//     that name (ToolNamesBare: a single-server thread looks exactly like that server;
+//     `warden mcp --tool-names bare`, `[front_door] tool_names = "bare"`). Every name is
+//     1–64 characters of [A-Za-z0-9_-] (ValidName): a longer or invalid one becomes its
+//     ShortName, cut and suffixed with a hash of the upstream pair. Names are assigned
+//     deterministically from the set (see assignNames): qualified names first, then bare
+//     ones, a taken name falling back to the qualified and then the short form. A call is
+//     mapped back by name, never by splitting it.
+//   - Resources keep their upstream URI, unless two servers of the thread list the same URI
+//     (or it is in warden's own warden: scheme): then each is served as QualifiedURI,
+//     warden://SERVER/ and the upstream URI percent-encoded. Resource templates keep their
+//     template; two servers with the same template string: the one whose name sorts first
+//     serves it. A resources/read of a URI not listed goes to the first template (in
+//     template order) that matches it.
+//   - StatusURI (warden://status) is the front door's own resource: every configured server
+//     of the thread, its state and why it is failed or disabled. A server turning failed or
+//     disabled is also sent to the client as a log message (logger "warden", level
+//     warning).
+//   - The upstream servers' instructions are merged into the server's instructions.
+//   - Completion, resource subscriptions (one upstream subscription per thread and
+//     resource, notifications/resources/updated forwarded), logging (logging/setLevel
+//     asks every server of the thread for the most verbose level a session wants; messages
+//     arrive with the logger "SERVER" or "SERVER/LOGGER") and progress (the request's
+//     progressToken and _meta go upstream, progress comes back to the request's session
+//     before its result) pass through.
+//   - Server→client requests (sampling, elicitation, roots) are bridged to the client
+//     session whose request caused them; see bridge.go for how, and why a thread whose
+//     client declares them gets upstream sessions of its own.
 //
-// tools/call goes through thread.Thread.CallTool, so the tool_call hook runs (and may
-// rewrite the arguments); the caller policies see is "mcp:" plus the client's name from
-// initialize, or "mcp". The upstream result — content, structuredContent, isError — is
-// returned unchanged. Errors:
+// The server's serverInfo is {name: "warden", version}. tools/list, prompts/list,
+// resources/list and resources/templates/list first apply a refresh queued for the thread
+// and wait, up to Options.StartupWait, for servers still starting, so that a client's first
+// list is complete.
+//
+// tools/call goes through thread.Thread.CallToolWith, so the tool_call and tool_result
+// hooks run (and may rewrite the arguments or the result); the caller policies see is
+// "mcp:" plus the client's name from initialize, or "mcp". A tool whose approval_mode is
+// "prompt", or that a policy answered ask for, is put to the user through elicitation
+// first (what, which server, the arguments). Errors:
 //
 //   - a policy denial is a tool error result: isError true and one text content,
 //     `tool "docs__search" denied by policy: REASON`. MCP clients hand tool errors to the
 //     model, which can explain or adapt; a JSON-RPC error would surface as a failed
 //     request, often hidden from the model or shown as a crash;
+//   - a declined or cancelled approval, or one the client cannot be asked for (it declared
+//     no elicitation), is a tool error `tool "NAME" not run: ...` / denied;
 //   - a tool the thread cannot use any more (its server was disabled or failed since the
 //     list) is a tool error too, with Codex's text "MCP tool `docs/search` is not
 //     available: REASON";
@@ -84,18 +115,19 @@
 //   - a protocol failure of the upstream call (timeout, lost connection) is a JSON-RPC
 //     error; the upstream server's own JSON-RPC error is passed through.
 //
+// prompts/get and resources/read go through the prompt_get and resource_read hooks; a
+// refusal or an unavailable item is a JSON-RPC invalid-params error with the reason.
+//
 // # list_changed
 //
 // The front door follows the thread manager's events (thread.Manager.Subscribe): a
-// server's startup status changing (starting, ready, failed, disabled) or its catalog
-// changing (the upstream sent notifications/tools/list_changed, or a refresh changed its
-// tool filter) wakes the served thread's worker, which recomputes the tool set and updates
-// the *mcp.Server: AddTool and RemoveTools for what really changed, which makes the SDK
-// send notifications/tools/list_changed to every session of that thread (debounced). A
-// refresh the thread layer queued (reload, plugin change; the thread.RefreshQueued event)
-// wakes the worker too, which applies it by reading the thread's status. Sessions of
-// protocol 2026-07-28 get the notification through their subscriptions/listen stream,
-// older ones on their session stream (stdio, or the HTTP GET stream).
+// server's startup status changing, or its tools, prompts or resources changing (the
+// upstream sent a list_changed, or a refresh changed its filters), wakes the served
+// thread's worker, which recomputes the served sets and updates the *mcp.Server: only what
+// really changed, which makes the SDK send the list_changed notifications to every session
+// of that thread (debounced). A refresh the thread layer queued (reload, plugin change; the
+// thread.RefreshQueued event) wakes the worker too, which applies it by reading the
+// thread's status.
 //
 // # HTTP
 //

@@ -1,29 +1,24 @@
 package frontdoor
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/warden-mcp/warden/host/api/threads"
 	"github.com/warden-mcp/warden/host/thread"
 )
 
-// Separator joins a server name and a tool name into a front-door tool name:
-// "docs" + "search" is "docs__search". A name is split at its first Separator, so a tool
-// name may contain it but a server name may not (such a server is not exposed).
+// Separator joins a server name and a tool name into a qualified front-door tool name:
+// "docs" + "search" is "docs__search".
 const Separator = "__"
 
 // ToolName is the front-door name of tool on server: server + Separator + tool.
@@ -60,7 +55,22 @@ type Options struct {
 	// SessionTimeout closes a streamable HTTP session idle this long. 0:
 	// DefaultSessionTimeout; negative: never.
 	SessionTimeout time.Duration
+	// ToolNames is how tool and prompt names are made: ToolNamesPrefixed (the zero value)
+	// or ToolNamesBare.
+	ToolNames ToolNames
 }
+
+// ToolNames selects how the front door names tools and prompts.
+type ToolNames int
+
+const (
+	// ToolNamesPrefixed names every tool server__tool (the default).
+	ToolNamesPrefixed ToolNames = iota
+	// ToolNamesBare names a tool by its upstream name where no other exposed server has a
+	// tool of that name, and server__tool where two do; a single-server thread then looks
+	// exactly like that server.
+	ToolNamesBare
+)
 
 // FrontDoor serves warden threads as MCP servers: one *mcp.Server per served thread, whose
 // tools are the thread's exposed tools namespaced server__tool. See the package
@@ -74,6 +84,8 @@ type FrontDoor struct {
 	version        string
 	startupWait    time.Duration
 	sessionTimeout time.Duration
+	notifyTimeout  time.Duration
+	toolNames      ToolNames
 
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
@@ -83,7 +95,6 @@ type FrontDoor struct {
 
 	mu      sync.Mutex
 	servers map[string]*threadServer // by thread id
-	warned  map[string]bool          // server names with Separator already warned about
 	closed  bool
 }
 
@@ -105,7 +116,8 @@ func New(mgr threads.Layer, o Options) *FrontDoor {
 		ctx:            ctx,
 		cancel:         cancel,
 		servers:        map[string]*threadServer{},
-		warned:         map[string]bool{},
+		toolNames:      o.ToolNames,
+		notifyTimeout:  5 * time.Second,
 	}
 	f.unsubscribe = mgr.Subscribe(f.onEvent)
 	return f
@@ -132,6 +144,16 @@ func (f *FrontDoor) onEvent(ev thread.Event) {
 		id = e.ThreadID
 	case *thread.RefreshQueued:
 		id = e.ThreadID
+	case *thread.CatalogChanged:
+		id = e.ThreadID
+	case *thread.LogMessage, *thread.ResourceUpdated:
+		f.mu.Lock()
+		ts := f.servers[threadOf(ev)]
+		f.mu.Unlock()
+		if ts != nil {
+			ts.note(ev)
+		}
+		return
 	default:
 		return
 	}
@@ -141,6 +163,16 @@ func (f *FrontDoor) onEvent(ev thread.Event) {
 	if ts != nil {
 		ts.wake()
 	}
+}
+
+func threadOf(ev thread.Event) string {
+	switch e := ev.(type) {
+	case *thread.LogMessage:
+		return e.ThreadID
+	case *thread.ResourceUpdated:
+		return e.ThreadID
+	}
+	return ""
 }
 
 // Server returns the MCP server of a thread, creating it on first use. Its tools follow the
@@ -254,269 +286,4 @@ func (f *FrontDoor) retire(ts *threadServer) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.retireLocked(ts)
-}
-
-// warnSeparator logs once per server name that it cannot be addressed.
-func (f *FrontDoor) warnSeparator(server string) {
-	f.mu.Lock()
-	seen := f.warned[server]
-	f.warned[server] = true
-	f.mu.Unlock()
-	if !seen {
-		f.log.Warn("MCP server name contains the front-door separator; its tools are not exposed", "server", server, "separator", Separator)
-	}
-}
-
-// threadServer is one thread served as an MCP server.
-type threadServer struct {
-	f    *FrontDoor
-	th   *thread.Thread
-	srv  *mcp.Server
-	http http.Handler
-
-	ctx    context.Context // ends the worker
-	cancel context.CancelFunc
-	kick   chan struct{}
-
-	mu      sync.Mutex // serializes syncs; guards tools and retired
-	tools   map[string]exposedTool
-	retired bool
-}
-
-// exposedTool is one tool of the served set.
-type exposedTool struct {
-	server, tool string
-	upstream     *mcp.Tool
-	def          []byte // the upstream definition, JSON, for change detection
-}
-
-func (f *FrontDoor) newThreadServer(th *thread.Thread) *threadServer {
-	ctx, cancel := context.WithCancel(f.ctx)
-	ts := &threadServer{f: f, th: th, ctx: ctx, cancel: cancel, kick: make(chan struct{}, 1), tools: map[string]exposedTool{}}
-	ts.srv = mcp.NewServer(&mcp.Implementation{Name: "warden", Title: "warden thread " + th.ID(), Version: f.version}, &mcp.ServerOptions{
-		Instructions: "Tools of the MCP servers this warden thread exposes, named server__tool.",
-		// Advertise tools with listChanged even before the first tool is added; no logging.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
-	})
-	ts.srv.AddReceivingMiddleware(ts.middleware)
-	sessionTimeout := f.sessionTimeout
-	ts.http = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ts.srv }, &mcp.StreamableHTTPOptions{
-		SessionTimeout: sessionTimeout,
-	})
-	return ts
-}
-
-func (ts *threadServer) wake() {
-	select {
-	case ts.kick <- struct{}{}:
-	default:
-	}
-}
-
-func (ts *threadServer) stop() { ts.cancel() }
-
-// run is the worker: it syncs the tool set when the thread reports a change and applies
-// queued refreshes.
-func (ts *threadServer) run() {
-	for {
-		select {
-		case <-ts.ctx.Done():
-			return
-		case <-ts.kick:
-			ts.sync(ts.ctx, false)
-		}
-	}
-}
-
-// closeSessions closes every MCP session of the server (which removes HTTP sessions from the
-// handler and ends a Serve).
-func (ts *threadServer) closeSessions() {
-	for ss := range ts.srv.Sessions() {
-		_ = ss.Close()
-	}
-}
-
-// middleware keeps the tool set current for the requests that read it: tools/list (waiting
-// for servers still starting, bounded by StartupWait) and tools/call of a name not in the
-// set yet (the client may have seen a newer list than a notification delivered to us).
-func (ts *threadServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "tools/list":
-			ts.sync(ctx, true)
-		case "tools/call":
-			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && !ts.has(p.Name) {
-				ts.sync(ctx, true)
-			}
-		}
-		return next(ctx, method, req)
-	}
-}
-
-func (ts *threadServer) has(name string) bool {
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	_, ok := ts.tools[name]
-	return ok
-}
-
-// sync reads the thread's status (applying a queued refresh) and makes the server's tools
-// exactly the exposed tools of its ready servers. Only real changes touch the server, so
-// only they send notifications/tools/list_changed.
-func (ts *threadServer) sync(ctx context.Context, wait bool) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(ts.ctx, cancel)
-	defer stop()
-
-	ts.mu.Lock()
-	defer ts.mu.Unlock()
-	if ts.retired {
-		return
-	}
-	st, err := ts.status(ctx, wait)
-	if err != nil {
-		if errors.Is(err, thread.ErrClosed) {
-			ts.retired = true
-			ts.f.retire(ts)
-			return
-		}
-		if ctx.Err() == nil {
-			ts.f.log.Warn("cannot read the thread's status; tool list unchanged", "thread", ts.th.ID(), "error", err)
-		}
-		return
-	}
-	want := map[string]exposedTool{}
-	for _, s := range st {
-		if s.Status != thread.StateReady {
-			continue
-		}
-		if strings.Contains(s.Name, Separator) {
-			ts.f.warnSeparator(s.Name)
-			continue
-		}
-		for _, t := range s.Tools {
-			def, err := json.Marshal(t)
-			if err != nil {
-				ts.f.log.Warn("upstream tool definition does not encode; not exposed", "server", s.Name, "tool", t.Name, "error", err)
-				continue
-			}
-			want[ToolName(s.Name, t.Name)] = exposedTool{server: s.Name, tool: t.Name, upstream: t, def: def}
-		}
-	}
-	var remove []string
-	for name := range ts.tools {
-		if _, ok := want[name]; !ok {
-			remove = append(remove, name)
-		}
-	}
-	if len(remove) > 0 {
-		ts.srv.RemoveTools(remove...)
-	}
-	changed := len(remove) > 0
-	next := make(map[string]exposedTool, len(want))
-	for name, w := range want {
-		if old, ok := ts.tools[name]; ok && (old.upstream == w.upstream || bytes.Equal(old.def, w.def)) {
-			next[name] = w // same definition: the served tool stays, no notification
-			continue
-		}
-		changed = true
-		if err := ts.add(name, w); err != nil {
-			ts.f.log.Warn("upstream tool cannot be served; not exposed", "server", w.server, "tool", w.tool, "error", err)
-			if _, ok := ts.tools[name]; ok {
-				ts.srv.RemoveTools(name)
-			}
-			continue
-		}
-		next[name] = w
-	}
-	ts.tools = next
-	if changed {
-		ts.f.log.Debug("thread tool set updated", "thread", ts.th.ID(), "tools", len(next))
-	}
-}
-
-// status reads the thread's servers: with wait, up to StartupWait for servers still starting
-// (then as they are).
-func (ts *threadServer) status(ctx context.Context, wait bool) ([]thread.ServerStatus, error) {
-	if wait && ts.f.startupWait > 0 {
-		wctx, cancel := context.WithTimeout(ctx, ts.f.startupWait)
-		st, err := ts.th.Status(wctx, "", false)
-		cancel()
-		if err == nil || errors.Is(err, thread.ErrClosed) || ctx.Err() != nil {
-			return st, err
-		}
-	}
-	return ts.th.StatusNow(ctx, "")
-}
-
-// add adds (or replaces) one namespaced tool: the upstream definition under the new name,
-// calling through the thread.
-func (ts *threadServer) add(name string, w exposedTool) (err error) {
-	t := *w.upstream // shallow copy: schemas and annotations are shared, never modified
-	t.Name = name
-	if t.InputSchema == nil {
-		t.InputSchema = map[string]any{"type": "object"}
-	}
-	defer func() {
-		// AddTool panics on a definition the SDK refuses (an input schema that is not an
-		// object): an upstream server must not be able to take the host down.
-		if r := recover(); r != nil {
-			err = fmt.Errorf("refused by the MCP SDK: %v", r)
-		}
-	}()
-	ts.srv.AddTool(&t, ts.handler(name, w.server, w.tool))
-	return nil
-}
-
-// handler calls tool on server through the thread, so the tool_call hook applies. A policy
-// denial and an unavailable tool are tool errors (isError, the reason as text): the model
-// reads them and can adapt. Other failures are JSON-RPC errors.
-func (ts *threadServer) handler(name, server, tool string) mcp.ToolHandler {
-	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		stop := context.AfterFunc(ts.f.ctx, cancel)
-		defer stop()
-		var args json.RawMessage
-		if req.Params != nil {
-			args = req.Params.Arguments
-		}
-		res, err := ts.th.CallTool(ctx, server, tool, args, callerName(req.Session))
-		if err == nil {
-			return res, nil
-		}
-		var denied *thread.ToolCallDeniedError
-		var na *thread.ToolUnavailableError
-		var jerr *jsonrpc.Error
-		switch {
-		case errors.As(err, &denied):
-			reason := cmp.Or(denied.Reason, "denied by "+denied.DecidedBy)
-			return toolError(fmt.Sprintf("tool %q denied by policy: %s", name, reason)), nil
-		case errors.As(err, &na):
-			return toolError(na.Error()), nil
-		case errors.Is(err, thread.ErrInvalidParams):
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid params: arguments must be a JSON object"}
-		case errors.As(err, &jerr):
-			// The upstream server's own JSON-RPC error, passed through.
-			return nil, jerr
-		}
-		return nil, fmt.Errorf("tool %q failed: %w", name, err)
-	}
-}
-
-func toolError(text string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
-}
-
-// callerName names the MCP client for tool_call policies: "mcp:" and the client's name
-// from initialize, or "mcp".
-func callerName(s *mcp.ServerSession) string {
-	if s == nil {
-		return "mcp"
-	}
-	if ip := s.InitializeParams(); ip != nil && ip.ClientInfo != nil && ip.ClientInfo.Name != "" {
-		return "mcp:" + ip.ClientInfo.Name
-	}
-	return "mcp"
 }

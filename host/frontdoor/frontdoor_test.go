@@ -101,9 +101,6 @@ func TestHTTPFrontDoor(t *testing.T) {
 		t.Errorf("serverInfo = %+v", info)
 	}
 	exercise(t, cs, changed)
-	if n := strings.Count(logs.String(), "front-door separator"); n != 1 {
-		t.Errorf("the separator warning for bad__name was logged %d times, want once", n)
-	}
 
 	// A reload adds a server: the thread's queued refresh is applied and the client told.
 	writeFile(t, filepath.Join(hm.dir, "config.toml"), hm.config("[mcp_servers.added]\ncommand = "+quote(exampleBin)+"\n"))

@@ -45,7 +45,7 @@ var writeFile = testmain.WriteFile
 //
 //   - plain: the example server, `slow` disabled in config;
 //   - off: enabled = false (listed, disabled);
-//   - bad__name: a name the front door cannot address;
+//   - bad__name: a name holding the separator, which is only a label: bad__name__echo;
 //   - broken: a command that does not exist (failed);
 //   - the plugin guarded@1 in the plugins dir: server "guarded" governed by the guard test
 //     policy (denies the tool `fail`, denies calls of `add`, rewrites `echo`'s arguments).
@@ -98,11 +98,14 @@ func newHost(t *testing.T, dir string) (*host.Host, *syncBuffer) {
 }
 
 // wantTools is the tool list a thread of the home shows through the front door: every
-// example tool of plain but slow, every one of guarded but fail; nothing of off, broken or
-// bad__name.
+// example tool of bad__name, of plain but slow, of guarded but fail; nothing of off or
+// broken.
 func wantTools() []string {
 	all := []string{"add", "echo", "env", "fail", "header_digest", "headers", "set_tools", "slow"}
 	var out []string
+	for _, tl := range all {
+		out = append(out, "bad__name__"+tl)
+	}
 	for _, tl := range all {
 		if tl != "fail" {
 			out = append(out, "guarded__"+tl)

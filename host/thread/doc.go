@@ -34,7 +34,7 @@
 //	}
 //	servers, err := t.Status(ctx, "", false) // name, pluginId, status, toolsError, filtered tools
 //	res, err := t.CallTool(ctx, "docs", "search", json.RawMessage(`{"q":"wasm"}`), "client")
-//	var na *thread.ToolUnavailableError // "MCP tool `docs/search` is not available: ..."
+//	var na *thread.UnavailableError // "MCP tool `docs/search` is not available: ..."
 //	if errors.As(err, &na) { ... }
 //
 //	_, err = m.Reload(ctx, true) // strict: fails naming the thread whose config fails to load
@@ -70,6 +70,18 @@
 // one MCP session (mcpconn); a status read reuses the thread's session and cached catalog
 // and never repeats the handshake or tools/list. Status waits (bounded by its ctx) for the
 // servers it reports to finish starting; StatusNow reports them as they are.
+//
+// # Beyond tools
+//
+// A ServerStatus also carries the server's resources, resource templates and prompts after
+// its lists (the policies'), and its instructions. ReadResource, GetPrompt and Complete pass
+// those requests through (the resource_read and prompt_get hooks run); SubscribeResource,
+// SetLogLevel and NotifyRootsChanged reach the thread's servers, whose updates and log
+// messages arrive as *ResourceUpdated and *LogMessage events. CallToolWith carries the
+// request's _meta and progress, asks CallOptions.Approve for a call that needs approval
+// (approval_mode "prompt", or a policy's ask), and runs the tool_result hook. SetClient
+// gives the thread connections of its own that declare a client's capabilities and send it
+// the servers' sampling, elicitation and roots requests.
 //
 // # Refresh
 //

@@ -19,10 +19,11 @@ var (
 	ErrNeedsExecutor = errors.New("needs an executor (not yet supported)")
 	// ErrRootNotFound: a selected capability root is not in the watched plugins dirs.
 	ErrRootNotFound = errors.New("capability root not found")
-	// ErrToolNotAvailable: the tool cannot be called in this thread (see ToolUnavailableError).
-	ErrToolNotAvailable = errors.New("tool not available")
-	// ErrToolCallDenied: a policy denied the call (see ToolCallDeniedError).
-	ErrToolCallDenied = errors.New("tool call denied")
+	// ErrToolNotAvailable: the tool, prompt or resource cannot be used in this thread (see
+	// UnavailableError).
+	ErrToolNotAvailable = errors.New("not available")
+	// ErrToolCallDenied: a policy or the user denied the call, get or read (see DeniedError).
+	ErrToolCallDenied = errors.New("denied")
 	// ErrThreadLimit: thread/start would open more threads than [limits] max_threads allows.
 	ErrThreadLimit = errors.New("too many threads")
 )
@@ -67,19 +68,29 @@ func (e *RequiredServerError) Error() string {
 // Unwrap returns the cause.
 func (e *RequiredServerError) Unwrap() error { return e.Err }
 
-// ToolUnavailableError is a tool call on a server or tool the thread cannot use: unknown or
-// hidden server (no reason is given, so a hidden server is indistinguishable from an
-// unknown one), disabled or failed server, a tool removed by the tool filter, or a tool the
-// server does not have. Its text is Codex's: "MCP tool `server/tool` is not available",
-// followed by the reason when there is one.
-type ToolUnavailableError struct {
-	Server, Tool string
+// Kinds of items a thread serves, for UnavailableError and DeniedError.
+const (
+	KindTool     = "tool"
+	KindPrompt   = "prompt"
+	KindResource = "resource"
+)
+
+// UnavailableError is a request for a tool, prompt or resource the thread cannot use:
+// unknown or hidden server (no reason is given, so a hidden server is indistinguishable
+// from an unknown one), disabled or failed server, an item removed by the server's lists,
+// or one the server does not have. Its text is Codex's: "MCP tool `server/tool` is not
+// available", followed by the reason when there is one.
+type UnavailableError struct {
+	// Kind is KindTool, KindPrompt or KindResource.
+	Kind string
+	// Server is the server's name; Name the tool, the prompt, or the resource's URI.
+	Server, Name string
 	// Reason is why, or "" (unknown or hidden server).
 	Reason string
 }
 
-func (e *ToolUnavailableError) Error() string {
-	msg := fmt.Sprintf("MCP tool `%s/%s` is not available", e.Server, e.Tool)
+func (e *UnavailableError) Error() string {
+	msg := fmt.Sprintf("MCP %s `%s/%s` is not available", e.Kind, e.Server, e.Name)
 	if e.Reason != "" {
 		msg += ": " + e.Reason
 	}
@@ -87,23 +98,35 @@ func (e *ToolUnavailableError) Error() string {
 }
 
 // Is matches ErrToolNotAvailable.
-func (e *ToolUnavailableError) Is(target error) bool { return target == ErrToolNotAvailable }
+func (e *UnavailableError) Is(target error) bool { return target == ErrToolNotAvailable }
 
-// ToolCallDeniedError is a tool call a policy (or the tool filter) refused.
-type ToolCallDeniedError struct {
-	Server, Tool string
+// DeniedError is a tool call, prompt or resource read a policy (or the server's lists)
+// refused, or a tool call the user did not approve.
+type DeniedError struct {
+	// Kind is KindTool, KindPrompt or KindResource.
+	Kind string
+	// Server is the server's name; Name the tool, the prompt, or the resource's URI.
+	Server, Name string
 	// Reason is the policy's reason, returned to the caller.
 	Reason string
-	// DecidedBy names the deciding policy ("baseline", "operator:<id>", "plugin:<id>").
+	// DecidedBy names who decided: "baseline", "operator:<id>", "plugin:<id>", or "user"
+	// (an approval the user declined) and "config" (approval needed, nobody to ask).
 	DecidedBy string
 }
 
-func (e *ToolCallDeniedError) Error() string {
-	return fmt.Sprintf("MCP tool `%s/%s` call denied: %s", e.Server, e.Tool, e.Reason)
+func (e *DeniedError) Error() string {
+	verb := "call"
+	switch e.Kind {
+	case KindPrompt:
+		verb = "get"
+	case KindResource:
+		verb = "read"
+	}
+	return fmt.Sprintf("MCP %s `%s/%s` %s denied: %s", e.Kind, e.Server, e.Name, verb, e.Reason)
 }
 
 // Is matches ErrToolCallDenied.
-func (e *ToolCallDeniedError) Is(target error) bool { return target == ErrToolCallDenied }
+func (e *DeniedError) Is(target error) bool { return target == ErrToolCallDenied }
 
 // ReloadError is a thread whose configuration failed to load during Manager.Reload (or a
 // roots change).

@@ -272,12 +272,12 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 	}
 }
 
-// unavailable asserts err is a *thread.ToolUnavailableError whose text contains want.
+// unavailable asserts err is a *thread.UnavailableError whose text contains want.
 func unavailable(t *testing.T, err error, want string) {
 	t.Helper()
-	var na *thread.ToolUnavailableError
+	var na *thread.UnavailableError
 	if !errors.As(err, &na) || !errors.Is(err, thread.ErrToolNotAvailable) {
-		t.Fatalf("error = %v (%T), want a *thread.ToolUnavailableError", err, err)
+		t.Fatalf("error = %v (%T), want a *thread.UnavailableError", err, err)
 	}
 	if !strings.Contains(err.Error(), want) {
 		t.Fatalf("error = %q, want it to contain %q", err, want)

@@ -52,6 +52,12 @@ type Thread struct {
 	pending *plan // queued refresh
 	servers map[string]*entry
 	closed  bool
+	// client, when set, owns the thread's connections (SetClient); clientKey is what it
+	// adds to their sharing keys.
+	client    Client
+	clientKey string
+	// logLevel is the client's logging/setLevel, applied to servers as they start.
+	logLevel mcp.LoggingLevel
 }
 
 // ID is the thread id: "thr_" and 32 random hex digits.
@@ -92,6 +98,8 @@ type entry struct {
 	cand    *candidate
 	verdict decision.ServerVerdict
 	filter  decision.ToolFilter
+	// prompts and resources are the server's prompt and resource lists (the policies').
+	prompts, resources decision.ItemFilter
 	// disabled is the reason a server is listed without tools and never started.
 	disabled string
 	// failErr is a failure before connecting (credential resolution, routing).
@@ -123,8 +131,28 @@ func (e *entry) status() ServerStatus {
 			}
 		}
 		slices.SortFunc(st.Tools, func(a, b *mcp.Tool) int { return cmp.Compare(a.Name, b.Name) })
+		conn := e.sess.conn
+		st.Resources = allowed(conn.Resources(), e.resources, func(r *mcp.Resource) string { return r.URI })
+		st.ResourceTemplates = allowed(conn.ResourceTemplates(), e.resources, func(r *mcp.ResourceTemplate) string { return r.URITemplate })
+		st.Prompts = allowed(conn.Prompts(), e.prompts, func(p *mcp.Prompt) string { return p.Name })
+		if ir := conn.InitializeResult(); ir != nil {
+			st.Instructions = ir.Instructions
+			st.Capabilities = ir.Capabilities
+		}
 	}
 	return st
+}
+
+// allowed is the items f lets through, sorted by key.
+func allowed[T any](items []T, f decision.ItemFilter, key func(T) string) []T {
+	var out []T
+	for _, it := range items {
+		if ok, _ := f.Allowed(key(it)); ok {
+			out = append(out, it)
+		}
+	}
+	slices.SortFunc(out, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
+	return out
 }
 
 func authStatus(d *config.ServerDecl) AuthStatus {
@@ -186,8 +214,22 @@ func (s *session) run() {
 		case mcpconn.EventStatus:
 			st, msg := stateOf(ev.Status)
 			s.t.emitStatus(s, st, msg)
+		case mcpconn.EventResources, mcpconn.EventPrompts:
+			s.t.emitEvent(s, &CatalogChanged{ThreadID: s.t.id, Server: s.name})
+		case mcpconn.EventResourceUpdated:
+			s.t.emitEvent(s, &ResourceUpdated{ThreadID: s.t.id, Server: s.name, URI: ev.URI})
+		case mcpconn.EventLog:
+			s.t.emitEvent(s, &LogMessage{ThreadID: s.t.id, Server: s.name, Params: ev.Log})
 		}
 	})
+	s.t.mu.Lock()
+	level := s.t.logLevel
+	s.t.mu.Unlock()
+	if level != "" {
+		if err := conn.SetLogLevel(s.ctx, level); err != nil && !errors.Is(err, mcpconn.ErrNotSupported) {
+			s.t.m.log.Debug("logging/setLevel failed", "thread", s.t.id, "server", s.name, "error", err)
+		}
+	}
 	close(s.ready)
 	s.t.emitStatus(s, StateReady, "")
 }
@@ -265,11 +307,15 @@ func (t *Thread) emitStatus(s *session, st StartupState, msg string) {
 	t.m.emit(&StartupStatus{ThreadID: t.id, Name: name, Status: st, Error: msg})
 }
 
-func (t *Thread) emitTools(s *session) {
+func (t *Thread) emitTools(s *session) { t.emitEvent(s, &ToolsChanged{ThreadID: t.id, Server: s.name}) }
+
+// emitEvent emits an event about the session's server, unless the thread is a probe or the
+// session was dropped.
+func (t *Thread) emitEvent(s *session, ev Event) {
 	if t.ephemeral || s.closed.Load() {
 		return
 	}
-	t.m.emit(&ToolsChanged{ThreadID: t.id, Server: s.name})
+	t.m.emit(ev)
 }
 
 // apply runs policy over plan p and makes the thread's servers match the verdicts. Only the
@@ -319,6 +365,7 @@ func (t *Thread) apply(ctx context.Context, p *plan, only string) error {
 			e.disabled = cmp.Or(v.Reason, "disabled by policy")
 		} else {
 			e.filter = decision.Filter(c.decl.EnabledTools, c.decl.DisabledTools, &v)
+			e.prompts, e.resources = decision.PromptFilter(&v), decision.ResourceFilter(&v)
 			e.disabled, e.failErr, byRef = t.connectable(ctx, p, c)
 		}
 		if e.disabled != "" || e.failErr != nil {
@@ -349,10 +396,11 @@ func (t *Thread) apply(ctx context.Context, p *plan, only string) error {
 			notes = append(notes, note{name, StateFailed, err.Error()})
 			continue
 		}
+		spec = t.withClient(spec)
 		if prev != nil && prev.sess != nil && prev.sess.spec.Key == spec.Key && prev.sess.reusable() {
 			e.sess = prev.sess
 			kept[prev.sess] = true
-			if !sameFilter(prev.filter, e.filter) {
+			if !sameFilter(prev.filter, e.filter) || !sameItems(prev.prompts, e.prompts) || !sameItems(prev.resources, e.resources) {
 				retooled = append(retooled, prev.sess)
 			}
 			continue
@@ -399,6 +447,10 @@ func (t *Thread) apply(ctx context.Context, p *plan, only string) error {
 }
 
 func sameFilter(a, b decision.ToolFilter) bool {
+	return (a.Allow == nil) == (b.Allow == nil) && slices.Equal(a.Allow, b.Allow) && slices.Equal(a.Deny, b.Deny)
+}
+
+func sameItems(a, b decision.ItemFilter) bool {
 	return (a.Allow == nil) == (b.Allow == nil) && slices.Equal(a.Allow, b.Allow) && slices.Equal(a.Deny, b.Deny)
 }
 
@@ -562,15 +614,22 @@ func (t *Thread) collect(ctx context.Context, name string, wait bool) ([]ServerS
 
 // CallTool calls tool on server through the thread (mcpServer/tool/call): after applying a
 // pending refresh, it checks that the server is listed, enabled and started and that the
-// tool passes the server's tool filter and is in its catalog (else a *ToolUnavailableError);
-// runs the tool_call hook (deny: a *ToolCallDeniedError with the policy's reason; a rewrite
+// tool passes the server's tool filter and is in its catalog (else an *UnavailableError);
+// runs the tool_call hook (deny: a *DeniedError with the policy's reason; a rewrite
 // replaces args); and calls the tool, bounded by ctx and the server's tool timeout. args is
 // a JSON object (nil or empty means {}); caller names who is calling, for policies. A tool
-// that fails is a result with IsError set, not an error.
+// that fails is a result with IsError set, not an error. CallTool is CallToolWith without
+// options: a call that needs approval is refused.
 func (t *Thread) CallTool(ctx context.Context, server, tool string, args json.RawMessage, caller string) (*mcp.CallToolResult, error) {
-	if err := t.applyPending(ctx); err != nil {
-		return nil, err
-	}
+	return t.CallToolWith(ctx, server, tool, args, caller, CallOptions{})
+}
+
+// CallToolWith is CallTool with options: the request's _meta and progress, and the
+// approval of a call that needs one (the server's approval_mode is "prompt", or a policy
+// answered ask: o.Approve is asked; declined, cancelled or nobody to ask is a *DeniedError
+// and each answer is in the decision log). The result passes the tool_result hook, which may
+// rewrite it or replace it with a tool error.
+func (t *Thread) CallToolWith(ctx context.Context, server, tool string, args json.RawMessage, caller string, o CallOptions) (*mcp.CallToolResult, error) {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = json.RawMessage("{}")
@@ -580,59 +639,91 @@ func (t *Thread) CallTool(ctx context.Context, server, tool string, args json.Ra
 		return nil, fmt.Errorf("thread %s: MCP tool `%s/%s`: %w: arguments must be a JSON object", t.id, server, tool, ErrInvalidParams)
 	}
 	unavailable := func(reason string) error {
-		return &ToolUnavailableError{Server: server, Tool: tool, Reason: reason}
+		return &UnavailableError{Kind: KindTool, Server: server, Name: tool, Reason: reason}
 	}
-	t.mu.Lock()
-	e := t.servers[server]
-	var at abi.Thread
-	if t.current != nil {
-		at = t.current.input.Thread
+	u, err := t.use(ctx, server, unavailable)
+	if err != nil {
+		return nil, err
 	}
-	t.mu.Unlock()
-	if e == nil {
-		return nil, unavailable("")
-	}
-	switch {
-	case e.disabled != "":
-		return nil, unavailable(fmt.Sprintf("MCP server %q is disabled: %s", server, e.disabled))
-	case e.failErr != nil:
-		return nil, unavailable(e.failErr.Error())
-	}
+	e := u.e
 	if ok, why := toolAllowed(e.filter, tool); !ok {
 		return nil, unavailable(why)
 	}
-	if err := e.sess.wait(ctx); err != nil {
-		return nil, fmt.Errorf("thread %s: waiting for MCP server %q: %w", t.id, server, err)
-	}
-	if e.sess.err != nil {
-		return nil, unavailable(e.sess.err.Error())
-	}
-	conn := e.sess.conn
-	if err := conn.Ready(ctx); err != nil {
-		return nil, unavailable(err.Error())
-	}
-	if !slices.ContainsFunc(conn.Tools(), func(x *mcp.Tool) bool { return x.Name == tool }) {
+	if !slices.ContainsFunc(u.conn.Tools(), func(x *mcp.Tool) bool { return x.Name == tool }) {
 		return nil, unavailable(fmt.Sprintf("MCP server %q has no tool %q", server, tool))
 	}
+	pluginID := e.cand.decl.Origin.PluginID
 	v := t.m.engine.ToolCall(ctx, &abi.ToolCallInput{
-		Thread:    at,
+		Thread:    u.thread,
 		Server:    server,
-		PluginID:  e.cand.decl.Origin.PluginID,
+		PluginID:  pluginID,
 		Tool:      tool,
 		Arguments: abi.RawJSON(args),
 		Caller:    caller,
 	}, e.filter)
-	if v.Action != abi.ToolCallAllow {
-		return nil, &ToolCallDeniedError{Server: server, Tool: tool, Reason: v.Reason, DecidedBy: v.DecidedBy}
+	if v.Action == abi.ToolCallDeny {
+		return nil, &DeniedError{Kind: KindTool, Server: server, Name: tool, Reason: v.Reason, DecidedBy: v.DecidedBy}
 	}
-	res, err := conn.CallTool(ctx, tool, json.RawMessage(v.Arguments))
-	if err != nil {
-		if errors.Is(err, mcpconn.ErrClosed) && e.sess.closed.Load() {
-			return nil, unavailable(fmt.Sprintf("MCP server %q was removed by a refresh during the call", server))
+	if need, reason, by := approval(&e.cand.decl, tool, &v); need {
+		if err := t.approve(ctx, o.Approve, &ApprovalRequest{Server: server, Tool: tool, Arguments: v.Arguments, Reason: reason, DecidedBy: by}); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("thread %s: MCP tool `%s/%s`: %w", t.id, server, tool, err)
 	}
-	return res, nil
+	res, err := u.conn.CallToolWith(ctx, tool, json.RawMessage(v.Arguments), mcpconn.CallOptions{Meta: o.Meta, OnProgress: o.OnProgress})
+	if err != nil {
+		return nil, t.upstreamErr(u, fmt.Sprintf("MCP tool `%s/%s`", server, tool), err, unavailable)
+	}
+	if !t.m.engine.Wants(abi.HookToolResult, pluginID) {
+		return res, nil
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return nil, fmt.Errorf("thread %s: MCP tool `%s/%s`: result does not encode: %w", t.id, server, tool, err)
+	}
+	rv := t.m.engine.ToolResult(ctx, &abi.ToolResultInput{
+		Thread: u.thread, Server: server, PluginID: pluginID, Tool: tool,
+		Arguments: abi.RawJSON(v.Arguments), Result: abi.RawJSON(raw), IsError: res.IsError, Caller: caller,
+	})
+	switch rv.Action {
+	case abi.ToolResultPass:
+		return res, nil
+	case abi.ToolResultRewrite:
+		var out mcp.CallToolResult
+		if err := json.Unmarshal(rv.Result, &out); err == nil {
+			return &out, nil
+		}
+		return toolErrorResult(fmt.Sprintf("tool %q: %s rewrote the result to something that is not a tool result", tool, rv.DecidedBy)), nil
+	}
+	return toolErrorResult(rv.Reason), nil
+}
+
+// approve puts r to the user through ask and records the answer in the decision log.
+func (t *Thread) approve(ctx context.Context, ask func(context.Context, *ApprovalRequest) (Approval, error), r *ApprovalRequest) error {
+	denied := func(by, why string) error {
+		return &DeniedError{Kind: KindTool, Server: r.Server, Name: r.Tool, Reason: why, DecidedBy: by}
+	}
+	if ask == nil {
+		t.m.engine.LogApproval(t.id, r.Server, r.Tool, "refused", "the client cannot ask its user")
+		return denied("config", fmt.Sprintf("needs the user's approval (%s), and this client cannot ask its user", r.Reason))
+	}
+	ans, err := ask(ctx, r)
+	switch {
+	case err != nil:
+		t.m.engine.LogApproval(t.id, r.Server, r.Tool, "refused", err.Error())
+		return denied("user", fmt.Sprintf("needs the user's approval (%s), which could not be asked: %v", r.Reason, err))
+	case ans == ApprovalDeclined:
+		t.m.engine.LogApproval(t.id, r.Server, r.Tool, "declined", r.Reason)
+		return denied("user", "the user declined the call")
+	case ans == ApprovalCancelled:
+		t.m.engine.LogApproval(t.id, r.Server, r.Tool, "cancelled", r.Reason)
+		return denied("user", "the user cancelled the call")
+	}
+	t.m.engine.LogApproval(t.id, r.Server, r.Tool, "accepted", r.Reason)
+	return nil
+}
+
+func toolErrorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
 }
 
 // Close ends the thread: it is removed from the Manager, its server starts are cancelled and

@@ -115,6 +115,15 @@ type ServerStatus struct {
 	Tools []*mcp.Tool
 	// AuthStatus is the server's authentication state.
 	AuthStatus AuthStatus
+	// Resources, ResourceTemplates and Prompts are the server's catalogs after its resource
+	// and prompt lists (the policies'), sorted by URI, URI template and name; empty unless
+	// Status is StateReady. The values are shared: do not modify them.
+	Resources         []*mcp.Resource
+	ResourceTemplates []*mcp.ResourceTemplate
+	Prompts           []*mcp.Prompt
+	// Instructions and Capabilities are what the server said in initialize (when ready).
+	Instructions string
+	Capabilities *mcp.ServerCapabilities
 }
 
 // Environment is one executor as the thread layer sees it: its capabilities and its own
@@ -169,8 +178,9 @@ type PolicyLoader interface {
 	Load(ctx context.Context, cfg *config.Config, rs []*roots.Root) Policies
 }
 
-// Event is a notification from the Manager: *StartupStatus, *ToolsChanged or
-// *RefreshQueued. Events are immutable values.
+// Event is a notification from the Manager: *StartupStatus, *ToolsChanged,
+// *CatalogChanged, *ResourceUpdated, *LogMessage or *RefreshQueued. Events are immutable
+// values.
 type Event interface{ event() }
 
 // StartupStatus reports a server's new startup state in a thread (the
@@ -198,9 +208,35 @@ type RefreshQueued struct {
 	ThreadID string
 }
 
-func (*StartupStatus) event() {}
-func (*ToolsChanged) event()  {}
-func (*RefreshQueued) event() {}
+// CatalogChanged reports that a server's resources, resource templates or prompts changed
+// in a thread (the server sent a list_changed notification and the catalog was re-read).
+type CatalogChanged struct {
+	ThreadID string
+	Server   string
+}
+
+// ResourceUpdated reports that a server sent notifications/resources/updated for a
+// resource some holder of the connection subscribed to.
+type ResourceUpdated struct {
+	ThreadID string
+	Server   string
+	URI      string
+}
+
+// LogMessage is a log message a server of the thread sent (notifications/message). Its
+// level is the server's; the receiver filters by the level its client asked for.
+type LogMessage struct {
+	ThreadID string
+	Server   string
+	Params   *mcp.LoggingMessageParams
+}
+
+func (*StartupStatus) event()   {}
+func (*ToolsChanged) event()    {}
+func (*RefreshQueued) event()   {}
+func (*CatalogChanged) event()  {}
+func (*ResourceUpdated) event() {}
+func (*LogMessage) event()      {}
 
 // ReloadResult is the outcome of Manager.Reload.
 type ReloadResult struct {

@@ -275,8 +275,8 @@ func (b *backend) CallTool(ctx context.Context, p *protocol.McpServerToolCallPar
 
 // callError maps a Thread.CallTool failure to its protocol error.
 func callError(threadID, server, tool string, err error) error {
-	var na *thread.ToolUnavailableError
-	var denied *thread.ToolCallDeniedError
+	var na *thread.UnavailableError
+	var denied *thread.DeniedError
 	switch {
 	case errors.As(err, &denied):
 		return protocol.ToolDenied(threadID, server, tool, cmp.Or(denied.Reason, "denied by "+denied.DecidedBy))
