@@ -59,7 +59,8 @@
 // A thread's MCP server offers what the thread's ready servers offer, after every filter
 // (enabled_tools, disabled_tools and the policies' allow/deny lists for tools, prompts and
 // resources). Servers that are disabled, failed, hidden or still starting contribute
-// nothing; a server that restarts keeps its items while it starts again.
+// nothing (a server that restarts, after a crash or a refresh, takes its items away
+// until it is ready again, each time with list_changed).
 //
 //   - Tools and prompts are named server__name (Options.ToolNames = ToolNamesPrefixed, the
 //     default), or by their upstream name where no other server of the thread has an item of

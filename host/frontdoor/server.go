@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"sync"
 
@@ -257,9 +256,8 @@ func (ts *threadServer) sync(ctx context.Context, wait bool) {
 		return
 	}
 	ts.reportChanges(st)
-	served := keepRestarting(ts.last, st)
 	ts.last = st
-	tools, prompts, resources, templates := ts.wanted(served)
+	tools, prompts, resources, templates := ts.wanted(st)
 	warn := func(kind string) func(string, string, string, error) {
 		return func(name, server, upstream string, err error) {
 			ts.f.log.Warn("upstream "+kind+" cannot be served; not exposed", "server", server, kind, upstream, "error", err)
@@ -274,28 +272,6 @@ func (ts *threadServer) sync(ctx context.Context, wait bool) {
 		ts.f.log.Debug("thread's served sets updated", "thread", ts.th.ID(), "tools", len(ts.tools),
 			"prompts", len(ts.prompts), "resources", len(ts.resources), "templates", len(ts.templates))
 	}
-}
-
-// keepRestarting is st with a server that is starting again after being ready (its
-// connection is being replaced: a refresh gave it a new declaration or client) shown as
-// it was: its items stay served, and come back with one list_changed only if they differ.
-// A server that failed first (a crash) is not kept: its items went with the failure.
-func keepRestarting(last, st []thread.ServerStatus) []thread.ServerStatus {
-	out := st
-	for i, s := range st {
-		if s.Status != thread.StateStarting {
-			continue
-		}
-		for _, p := range last {
-			if p.Name == s.Name && p.Status == thread.StateReady {
-				if &out[0] == &st[0] {
-					out = slices.Clone(st)
-				}
-				out[i] = p
-			}
-		}
-	}
-	return out
 }
 
 // reportChanges tells the client sessions (as a log message, at warning) about servers
