@@ -1,5 +1,7 @@
 package frontdoor
 
+//lint:file-ignore SA1019 roots, sampling and logging are deprecated by protocol 2026-07-28 (SEP-2577), not removed: a gateway passes them through for the servers and clients that use them
+
 import (
 	"context"
 	"fmt"

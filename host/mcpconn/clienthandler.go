@@ -91,22 +91,24 @@ func (s *shared) clientOptions(sess *session) (*mcp.ClientOptions, *mcp.ClientCa
 	return o, &decl
 }
 
-// routeRoots makes a legacy roots/list request from the server reach the ClientHandler
+// routeClientRequests makes a legacy roots/list request from the server reach the ClientHandler
 // (the go-sdk would answer it from the client's root list), and an elicitation/create go to
 // it as the server sent it: the SDK's own check of the requested schema is stricter than
 // the specification (it refuses SEP-1330's multi-select enums), and the client the handler
 // asks checks the schema itself.
-func routeRoots(h ClientHandler) mcp.Middleware {
+func routeClientRequests(h ClientHandler, decl *mcp.ClientCapabilities) mcp.Middleware {
+	//lint:ignore SA1019 roots are deprecated (SEP-2577), not removed
+	roots, elicit := decl.RootsV2 != nil, decl.Elicitation != nil
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			switch method {
-			case "roots/list":
+			switch {
+			case method == "roots/list" && roots:
 				res, err := h.ListRoots(ctx)
 				if err == nil && res == nil {
 					res = &mcp.ListRootsResult{Roots: []*mcp.Root{}}
 				}
 				return res, err
-			case "elicitation/create":
+			case method == "elicitation/create" && elicit:
 				if p, ok := req.GetParams().(*mcp.ElicitParams); ok && p != nil && (p.Mode == "" || p.Mode == "form") {
 					return h.Elicit(ctx, p)
 				}

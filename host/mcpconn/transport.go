@@ -142,9 +142,8 @@ func (s *shared) connect(ctx context.Context, sess *session) (catalog, error) {
 	spec := &s.spec
 	opts, decl := s.clientOptions(sess)
 	client := mcp.NewClient(s.m.impl, opts)
-	//lint:ignore SA1019 logging, roots and sampling are deprecated (SEP-2577), not removed: passed through for whoever still uses them
-	if spec.Client != nil && decl.RootsV2 != nil {
-		client.AddReceivingMiddleware(routeRoots(spec.Client))
+	if spec.Client != nil {
+		client.AddReceivingMiddleware(routeClientRequests(spec.Client, decl))
 	}
 	sess.client, sess.decl = client, decl
 	s.primeRoots(ctx, sess, decl)
