@@ -3,12 +3,16 @@
 // They drive a real Host through its public surfaces — the JSON-RPC host API (package api)
 // and the MCP front door (package frontdoor, `warden mcp`, `warden serve --mcp-listen`) —
 // against real MCP servers: the example server built from examples/mcpserver and the
-// reference server-everything from npm. One test uses an MCP client warden did not write,
-// the official TypeScript SDK's, as a Node.js script (testdata/client.mjs).
+// reference server-everything from npm. Some use MCP clients warden did not write: the
+// official TypeScript SDK's, as a Node.js script (testdata/client.mjs), the MCP
+// conformance suite (TestConformanceThroughWarden: every server scenario that passes
+// against the go-sdk's conformance everything-server directly must pass through a
+// single-server warden thread) and the MCP Inspector CLI (TestInspectorCLIThroughWarden).
 //
-// The npm packages are pinned and installed once per machine into a shared cache
-// (host/internal/npmtest). The tests that need Node.js skip only when `node` or `npm` is
-// not on PATH.
+// The npm packages are pinned and installed once per machine into a shared cache: those
+// of testdata/npm (with the Node 22 binary the conformance suite and the Inspector need)
+// by testbuild.NPM, which fails without npm; the older tests' through
+// host/internal/npmtest, which skips without node or npm.
 //
 // The benchmarks measure each result against a baseline taken in the same run:
 //
