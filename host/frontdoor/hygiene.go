@@ -39,16 +39,28 @@ func forSession(s mcp.Session, res mcp.Result) mcp.Result {
 	}
 	switch r := res.(type) {
 	case *mcp.CallToolResult:
+		if r == nil {
+			return res
+		}
 		// resultType is unexported here: a fresh value has none. InputRequests and
 		// RequestState are 2026-07-28 only too.
 		return &mcp.CallToolResult{Meta: legacyMeta(r.Meta), Content: r.Content,
 			StructuredContent: r.StructuredContent, IsError: r.IsError}
 	case *mcp.ReadResourceResult:
+		if r == nil {
+			return res
+		}
 		// Cacheable (ttlMs, cacheScope) is 2026-07-28's too.
 		return &mcp.ReadResourceResult{Meta: legacyMeta(r.Meta), Contents: r.Contents}
 	case *mcp.GetPromptResult:
+		if r == nil {
+			return res
+		}
 		return &mcp.GetPromptResult{Meta: legacyMeta(r.Meta), Description: r.Description, Messages: r.Messages}
 	case *mcp.CompleteResult:
+		if r == nil {
+			return res
+		}
 		c := *r
 		c.Meta, c.ResultType = legacyMeta(r.Meta), ""
 		return &c

@@ -13,16 +13,22 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/warden-mcp/warden/host/mcpconn"
 	"github.com/warden-mcp/warden/host/thread"
 )
 
 // StatusURI is the front door's own resource: the thread's configured servers, their
 // state and why a server is failed or disabled, as JSON.
 const StatusURI = "warden://status"
+
+// initializeWait bounds how long initialize waits for servers still starting, to pass
+// their instructions on.
+const initializeWait = 5 * time.Second
 
 // maxNotes bounds the upstream notifications (log messages, resource updates) queued for
 // a thread's worker; past it they are dropped (and counted in the log) rather than
@@ -138,7 +144,7 @@ func (ts *threadServer) run() {
 		case <-ts.ctx.Done():
 			return
 		case <-ts.kick:
-			ts.sync(ts.ctx, false)
+			ts.sync(ts.ctx, 0)
 		case ev := <-ts.notes:
 			ts.forward(ev)
 		}
@@ -157,7 +163,14 @@ func (ts *threadServer) closeSessions() {
 // servers still starting, bounded by StartupWait), and handles the parts of initialize and
 // logging/setLevel that concern the upstream servers.
 func (ts *threadServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		// A bug reached by one client's request fails that request, not the process.
+		defer func() {
+			if r := recover(); r != nil {
+				ts.f.log.Error("front-door request panicked", "thread", ts.th.ID(), "method", method, "panic", r)
+				res, err = nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error in warden's front door"}
+			}
+		}()
 		if method != "initialize" && !strings.HasPrefix(method, "notifications/") {
 			ts.knowSession(req.GetSession())
 			ts.fetchRoots(ctx, req.GetSession())
@@ -166,10 +179,10 @@ func (ts *threadServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "initialize":
 			return ts.initialize(ctx, next, method, req)
 		case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-			ts.sync(ctx, true)
+			ts.sync(ctx, ts.f.startupWait)
 		case "tools/call":
 			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && !ts.has(p.Name) {
-				ts.sync(ctx, true)
+				ts.sync(ctx, ts.f.startupWait)
 			}
 		case "logging/setLevel":
 			res, err := next(ctx, method, req)
@@ -180,8 +193,11 @@ func (ts *threadServer) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			return res, err
 		}
-		res, err := next(ctx, method, req)
-		return forSession(req.GetSession(), res), err
+		res, err = next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		return forSession(req.GetSession(), res), nil
 	}
 }
 
@@ -198,7 +214,9 @@ func (ts *threadServer) initialize(ctx context.Context, next mcp.MethodHandler, 
 			ts.addSession(ss, p.Capabilities)
 		}
 	}
-	ts.sync(ctx, true)
+	// Clients bound initialize tightly (the Inspector: 10 s): wait for the servers' merged
+	// instructions only briefly; tools/list waits the full StartupWait.
+	ts.sync(ctx, min(ts.f.startupWait, initializeWait))
 	if ir, ok := res.(*mcp.InitializeResult); ok {
 		ir.Instructions = ts.instructions()
 	}
@@ -233,8 +251,9 @@ func (ts *threadServer) has(name string) bool {
 
 // sync reads the thread's status (applying a queued refresh) and makes the server's tools,
 // prompts, resources and resource templates exactly those of its ready servers. Only real
-// changes touch the server, so only they send list_changed notifications.
-func (ts *threadServer) sync(ctx context.Context, wait bool) {
+// changes touch the server, so only they send list_changed notifications. It waits up to
+// wait for servers still starting.
+func (ts *threadServer) sync(ctx context.Context, wait time.Duration) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(ts.ctx, cancel)
@@ -696,7 +715,7 @@ func requestError(err error) error {
 	case errors.As(err, &jerr):
 		return jerr
 	}
-	return err
+	return errors.New(clientText(err))
 }
 
 // callTool calls tool on server through the thread, so the tool_call and tool_result hooks
@@ -748,8 +767,19 @@ func (ts *threadServer) callTool(name, server, tool string) mcp.ToolHandler {
 			// The upstream server's own JSON-RPC error, passed through.
 			return nil, jerr
 		}
-		return nil, fmt.Errorf("tool %q failed: %w", name, err)
+		return nil, fmt.Errorf("tool %q failed: %s", name, clientText(err))
 	}
+}
+
+// clientText is the text of an upstream failure for an MCP client: what failed and why,
+// without the server's stderr tail (the operator's log has it; a client should not read a
+// server's own output).
+func clientText(err error) string {
+	var me *mcpconn.Error
+	if errors.As(err, &me) {
+		return me.Summary()
+	}
+	return err.Error()
 }
 
 // maxProgress bounds the progress notifications queued for one call; past it they are
@@ -829,11 +859,11 @@ func callerName(s *mcp.ServerSession) string {
 	return "mcp"
 }
 
-// status reads the thread's servers: with wait, up to StartupWait for servers still starting
-// (then as they are).
-func (ts *threadServer) status(ctx context.Context, wait bool) ([]thread.ServerStatus, error) {
-	if wait && ts.f.startupWait > 0 {
-		wctx, cancel := context.WithTimeout(ctx, ts.f.startupWait)
+// status reads the thread's servers: waiting up to wait for servers still starting (then
+// as they are).
+func (ts *threadServer) status(ctx context.Context, wait time.Duration) ([]thread.ServerStatus, error) {
+	if wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, wait)
 		st, err := ts.th.Status(wctx, "", false)
 		cancel()
 		if err == nil || errors.Is(err, thread.ErrClosed) || ctx.Err() != nil {

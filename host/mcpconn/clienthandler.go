@@ -167,7 +167,9 @@ func (s *shared) primeRoots(ctx context.Context, sess *session, decl *mcp.Client
 	}
 	res, err := s.spec.Client.ListRoots(ctx)
 	if err != nil {
-		s.log.Warn("reading the client's roots failed; the server sees none until NotifyRootsChanged",
+		// Expected while the client is still initializing (the front door asks again and
+		// sends roots/list_changed once it can).
+		s.log.Debug("reading the client's roots failed; the server sees none until NotifyRootsChanged",
 			"error", newError(&s.spec, nil, "roots/list (client)", err))
 		return
 	}

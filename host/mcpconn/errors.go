@@ -104,6 +104,19 @@ func (e *Error) body(b *strings.Builder) {
 	}
 }
 
+// Summary is Error without the stderr tails: for a peer that should learn what failed but
+// not read the server's own output (an MCP client of the front door).
+func (e *Error) Summary() string { return withoutStderr(e).Error() }
+
+func withoutStderr(e *Error) *Error {
+	c := *e
+	c.Stderr = ""
+	if inner, ok := c.Err.(*Error); ok {
+		c.Err = withoutStderr(inner)
+	}
+	return &c
+}
+
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
