@@ -42,6 +42,7 @@ type options struct {
 	firstResponseDelay time.Duration
 	countFile          string
 	logLevel           slog.Level
+	items              bool // register the example resources, template and prompt
 }
 
 var errUsage = errors.New("usage error")
@@ -73,6 +74,7 @@ func parseOptions(args []string, lookupEnv lookupEnvFunc, usageOut io.Writer) (o
 	fs.StringVar(&toolsFlag, "tools", "", "comma-separated `LIST` of tools to register (default all; \"none\" for none)")
 	fs.StringVar(&o.countFile, "count-file", "", "append one line per received JSON-RPC method to `PATH`")
 	fs.StringVar(&protoFlag, "protocol-versions", "", "comma-separated `LIST` restricting the MCP protocol versions offered (default all the SDK supports)")
+	fs.BoolVar(&o.items, "items", false, "also serve the example resources, resource template and prompt (see items.go)")
 	fs.BoolVar(&o.stateless, "stateless", false, "HTTP: run the streamable handler in stateless mode")
 	fs.StringVar(&logLevel, "log-level", "info", "stderr log `LEVEL`: debug, info, warn, error")
 	if err := fs.Parse(args); err != nil {

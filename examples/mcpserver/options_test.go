@@ -36,6 +36,7 @@ func TestParseOptions(t *testing.T) {
 			startupDelay: time.Second, firstResponseDelay: 2 * time.Second,
 			countFile: "/tmp/c", logLevel: slog.LevelDebug,
 		}},
+		{name: "items", args: []string{"--items"}, want: options{name: "warden-example", items: true}},
 		{name: "tools none", args: []string{"--tools", "none"}, want: options{name: "warden-example", tools: []string{}}},
 		{name: "tools all", args: []string{"--tools", "all"}, want: options{name: "warden-example"}},
 		{name: "startup delay works for stdio", args: []string{"--startup-delay", "5ms"}, want: options{name: "warden-example", startupDelay: 5 * time.Millisecond}},

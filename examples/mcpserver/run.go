@@ -53,6 +53,7 @@ func serve(ctx context.Context, o options, stdin io.Reader, stdout io.Writer, lo
 		ProtocolVersions: o.protocolVersions,
 		LookupEnv:        lookupEnv,
 		Logger:           logger,
+		Items:            o.items,
 	})
 	if o.httpAddr != "" {
 		return serveHTTP(ctx, o, server, counter, stdout, logger)

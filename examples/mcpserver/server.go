@@ -50,6 +50,8 @@ type serverOptions struct {
 	LookupEnv lookupEnvFunc
 	// Logger receives server logs; nil discards them.
 	Logger *slog.Logger
+	// Items registers the example resources, resource template and prompt (addItems).
+	Items bool
 }
 
 // newServer builds the example MCP server. It can be run on any transport:
@@ -78,6 +80,9 @@ func newServer(opts serverOptions) *mcp.Server {
 	}
 	// Names were validated by the caller; unknown ones are ignored here.
 	_, _, _ = ts.set(initial)
+	if opts.Items {
+		addItems(server, opts.Name)
+	}
 	return server
 }
 

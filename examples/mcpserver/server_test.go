@@ -405,3 +405,35 @@ func sha256Hex(s string) string {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// With Items the server lists and serves its resource, template and prompt; without, none.
+func TestItems(t *testing.T) {
+	ctx := context.Background()
+	cs := connectInMemory(t, serverOptions{Name: "itemized", Items: true}, nil, nil, nil)
+	rs, err := cs.ListResources(ctx, nil)
+	if err != nil || len(rs.Resources) != 1 || rs.Resources[0].URI != readmeURI {
+		t.Fatalf("resources/list = %+v, %v", rs, err)
+	}
+	ts, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil || len(ts.ResourceTemplates) != 1 || ts.ResourceTemplates[0].URITemplate != docsTemplate {
+		t.Fatalf("resources/templates/list = %+v, %v", ts, err)
+	}
+	for uri, want := range map[string]string{readmeURI: "readme of itemized", "file:///docs/a/b.txt": "file a/b.txt"} {
+		r, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != want {
+			t.Errorf("resources/read %s = %+v, %v; want %q", uri, r, err, want)
+		}
+	}
+	p, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: greetPrompt, Arguments: map[string]string{"name": "Ada"}})
+	if err != nil || len(p.Messages) != 1 || p.Messages[0].Content.(*mcp.TextContent).Text != "Hello, Ada!" {
+		t.Errorf("prompts/get = %+v, %v", p, err)
+	}
+	if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: greetPrompt}); err == nil {
+		t.Error("prompts/get without the name argument succeeded")
+	}
+
+	plain := connectInMemory(t, serverOptions{}, nil, nil, nil)
+	if plain.InitializeResult().Capabilities.Resources != nil || plain.InitializeResult().Capabilities.Prompts != nil {
+		t.Errorf("a server without Items advertises %+v", plain.InitializeResult().Capabilities)
+	}
+}

@@ -45,39 +45,11 @@ func BenchmarkToolCall(b *testing.B) {
 	}
 	front := connectMCP(b, ctx, frontDoorHTTP(b, h)+frontdoor.ThreadPath(th.ID()))
 
-	directCall := &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "ping"}}
-	frontCall := &mcp.CallToolParams{Name: frontdoor.ToolName("docs", "echo"), Arguments: map[string]any{"text": "ping"}}
+	directCall := callOp(direct, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "ping"}})
+	frontCall := callOp(front, &mcp.CallToolParams{Name: frontdoor.ToolName("docs", "echo"), Arguments: map[string]any{"text": "ping"}})
 	for _, conc := range []int{1, 32} {
-		// Warm both paths (connections, the front door's thread server) before measuring.
-		for _, s := range []struct {
-			cs *mcp.ClientSession
-			p  *mcp.CallToolParams
-		}{{direct, directCall}, {front, frontCall}} {
-			var warm calls
-			if err := warm.run(ctx, s.cs, s.p, 4*conc, conc); err != nil {
-				b.Fatal(err)
-			}
-		}
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
-			// Two rounds of direct-then-front-door calls, b.N calls per path in all, so that
-			// a change of machine load during the run weighs on both paths alike.
-			b.StopTimer()
-			var base, got calls
-			for round := range 2 {
-				n := b.N / 2
-				if round == 1 {
-					n = b.N - n
-				}
-				if err := base.run(ctx, direct, directCall, n, conc); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-				err := got.run(ctx, front, frontCall, n, conc)
-				b.StopTimer()
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
+			got, base := versus(b, ctx, conc, directCall, frontCall)
 			b.ReportMetric(ms(got.p50()), "p50-ms")
 			b.ReportMetric(ms(base.p50()), "direct-p50-ms")
 			b.ReportMetric(float64(got.p50())/float64(base.p50()), "x-direct-p50")
@@ -88,15 +60,109 @@ func BenchmarkToolCall(b *testing.B) {
 	}
 }
 
+// BenchmarkResourceRead measures a resources/read of the example server's
+// docs://example/readme (--items) made by a go-sdk client through warden's MCP front door
+// against the same read made straight to the example server, as BenchmarkToolCall does for
+// tools/call: streamable HTTP on loopback on both legs, the baseline measured in the same
+// sub-benchmark run, interleaved, at concurrency 1 and 32. It reports:
+//
+//	p50-ms, direct-p50-ms    median read latency through warden and direct
+//	x-frontdoor-read         their ratio (no goal of its own; tools/call's is ≤ 2.2)
+//	reads/s, direct-reads/s  throughput through warden and direct
+//
+// The front door's read passes the server's resource lists and the resource_read hook
+// (no policy here: the baseline's list check only), as tools/call passes tool_call.
+func BenchmarkResourceRead(b *testing.B) {
+	ctx := context.Background()
+	p := mcpservertest.StartHTTP(b, exampleBin, nil, "--items", "--log-level", "warn")
+	direct := connectMCP(b, ctx, p.URL)
+
+	h := newHost(b, newHome(b, fmt.Sprintf("[mcp_servers.docs]\nurl = %q\nrequired = true\n", p.URL)))
+	th, err := h.Threads().Start(ctx, thread.StartParams{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	front := connectMCP(b, ctx, frontDoorHTTP(b, h)+frontdoor.ThreadPath(th.ID()))
+
+	// One server: the front door serves its resource under the upstream URI.
+	const uri = "docs://example/readme"
+	directRead, frontRead := readOp(direct, uri), readOp(front, uri)
+	for _, conc := range []int{1, 32} {
+		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
+			got, base := versus(b, ctx, conc, directRead, frontRead)
+			b.ReportMetric(ms(got.p50()), "p50-ms")
+			b.ReportMetric(ms(base.p50()), "direct-p50-ms")
+			b.ReportMetric(float64(got.p50())/float64(base.p50()), "x-frontdoor-read")
+			b.ReportMetric(got.perSec(), "reads/s")
+			b.ReportMetric(base.perSec(), "direct-reads/s")
+		})
+	}
+}
+
+// op is one measured request; an error fails the run.
+type op func(context.Context) error
+
+// callOp calls a tool on cs; a tool error is an error.
+func callOp(cs *mcp.ClientSession, p *mcp.CallToolParams) op {
+	return func(ctx context.Context) error {
+		res, err := cs.CallTool(ctx, p)
+		if err == nil && res.IsError {
+			err = fmt.Errorf("%s: tool error %v", p.Name, res.Content)
+		}
+		return err
+	}
+}
+
+// readOp reads a resource on cs; an answer without contents is an error.
+func readOp(cs *mcp.ClientSession, uri string) op {
+	return func(ctx context.Context) error {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err == nil && (len(res.Contents) == 0 || res.Contents[0].Text == "") {
+			err = fmt.Errorf("%s: no contents", uri)
+		}
+		return err
+	}
+}
+
+// versus warms both paths (connections, the front door's thread server), then measures
+// b.N requests of each, concurrency conc, in two rounds of direct-then-front-door, so that a
+// change of machine load during the run weighs on both paths alike. Only the front door's
+// requests are timed by b.
+func versus(b *testing.B, ctx context.Context, conc int, direct, front op) (got, base calls) {
+	b.Helper()
+	b.StopTimer()
+	for _, o := range []op{direct, front} {
+		var warm calls
+		if err := warm.run(ctx, o, 4*conc, conc); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for round := range 2 {
+		n := b.N / 2
+		if round == 1 {
+			n = b.N - n
+		}
+		if err := base.run(ctx, direct, n, conc); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		err := got.run(ctx, front, n, conc)
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return got, base
+}
+
 // calls accumulates the latencies and wall time of rounds of calls.
 type calls struct {
 	lat  []time.Duration
 	wall time.Duration
 }
 
-// run makes n calls of p on cs from conc goroutines. A protocol error or a tool error fails
-// it.
-func (c *calls) run(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolParams, n, conc int) error {
+// run makes n requests o from conc goroutines. An error fails it.
+func (c *calls) run(ctx context.Context, o op, n, conc int) error {
 	if n == 0 {
 		return nil
 	}
@@ -116,11 +182,8 @@ func (c *calls) run(ctx context.Context, cs *mcp.ClientSession, p *mcp.CallToolP
 					return
 				}
 				t0 := time.Now()
-				res, err := cs.CallTool(ctx, p)
+				err := o(ctx)
 				lat[i] = time.Since(t0)
-				if err == nil && res.IsError {
-					err = fmt.Errorf("%s: tool error %v", p.Name, res.Content)
-				}
 				if err != nil {
 					mu.Lock()
 					errs = append(errs, err)
