@@ -375,10 +375,21 @@ func write(f *os.File, s string) error {
 }
 
 // Serve runs hs on ln until ctx is done or the listener fails, then stops: it calls stop
-// (which ends the handlers' own contexts — upgraded connections, hanging streams), shuts hs
-// down gracefully within 5 s (closing it hard past that) and returns the listener's error,
-// or nil for a stop through ctx. The caller waits for its own connection goroutines after.
+// (which ends the handlers' own contexts — upgraded connections, hanging streams), closes
+// the connections that have not sent a request yet, shuts hs down gracefully within 5 s
+// (closing it hard past that) and returns the listener's error, or nil for a stop through
+// ctx. The caller waits for its own connection goroutines after.
+//
+// http.Server.Shutdown counts a connection that sent nothing as active for its first 5 s (a
+// client's spare or reconnecting connection): left to it, one such connection would hold a
+// stop past the 2 s a signalled process has.
 func Serve(ctx context.Context, hs *http.Server, ln net.Listener, stop func()) error {
+	fresh := &freshConns{conns: map[net.Conn]bool{}}
+	if prev := hs.ConnState; prev != nil {
+		hs.ConnState = func(c net.Conn, st http.ConnState) { fresh.track(c, st); prev(c, st) }
+	} else {
+		hs.ConnState = fresh.track
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	var err error
@@ -389,7 +400,10 @@ func Serve(ctx context.Context, hs *http.Server, ln net.Listener, stop func()) e
 	stop()
 	sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer scancel()
-	if serr := hs.Shutdown(sctx); serr != nil {
+	shut := make(chan error, 1)
+	go func() { shut <- hs.Shutdown(sctx) }()
+	fresh.closeAll()
+	if serr := <-shut; serr != nil {
 		_ = hs.Close()
 	}
 	if err == nil {
@@ -399,4 +413,35 @@ func Serve(ctx context.Context, hs *http.Server, ln net.Listener, stop func()) e
 		return nil
 	}
 	return err
+}
+
+// freshConns tracks a server's connections that have not sent a request yet.
+type freshConns struct {
+	mu      sync.Mutex
+	conns   map[net.Conn]bool
+	closing bool
+}
+
+func (f *freshConns) track(c net.Conn, st http.ConnState) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case st == http.StateNew && f.closing:
+		_ = c.Close()
+	case st == http.StateNew:
+		f.conns[c] = true
+	default:
+		delete(f.conns, c)
+	}
+}
+
+// closeAll closes the connections that have sent nothing, and any that arrive from now on.
+func (f *freshConns) closeAll() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closing = true
+	for c := range f.conns {
+		_ = c.Close()
+	}
+	clear(f.conns)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func TestValidBearer(t *testing.T) {
@@ -320,5 +321,41 @@ func TestWriteToken(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("WriteToken left files behind: %v", ents)
+	}
+}
+
+// A connection that never sends a request does not hold the stop: http.Server.Shutdown
+// alone would wait 5 s for it, past the 2 s a signalled warden has.
+func TestServeClosesSilentConnections(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan struct{}, 1)
+	hs := &http.Server{Handler: http.NotFoundHandler(), ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			accepted <- struct{}{}
+		}
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Serve(ctx, hs, ln, func() {}) }()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	<-accepted
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve = %v", err)
+		}
+	case <-time.After(4 * time.Second):
+		t.Fatal("Serve waited for a connection that sent nothing")
+	}
+	if _, err := c.Read(make([]byte, 1)); err == nil {
+		t.Error("the silent connection is still open")
 	}
 }
