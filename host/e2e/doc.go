@@ -7,12 +7,13 @@
 // official TypeScript SDK's, as a Node.js script (testdata/client.mjs), the MCP
 // conformance suite (TestConformanceThroughWarden: every server scenario that passes
 // against the go-sdk's conformance everything-server directly must pass through a
-// single-server warden thread) and the MCP Inspector CLI (TestInspectorCLIThroughWarden).
+// single-server warden thread) and the MCP Inspector's CLIs, `mcp-inspector --cli` and the
+// connection CLI mcpdo (TestInspectorCLIThroughWarden).
 //
-// The npm packages are pinned and installed once per machine into a shared cache: those
-// of testdata/npm (with the Node 22 binary the conformance suite and the Inspector need)
-// by testbuild.NPM, which fails without npm; the older tests' through
-// host/internal/npmtest, which skips without node or npm.
+// The npm packages (server-everything, the TypeScript SDK, the conformance suite, the
+// Inspector, and the Node 22 binary they all run on) are pinned by testdata/npm's
+// package.json and package-lock.json and installed once per content into a shared cache by
+// testbuild.NPM; the tests that use them fail, never skip, without npm.
 //
 // The benchmarks measure each result against a baseline taken in the same run:
 //

@@ -11,20 +11,18 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/warden-mcp/warden/host/frontdoor"
-	"github.com/warden-mcp/warden/host/internal/npmtest"
 	"github.com/warden-mcp/warden/host/protocol"
 )
 
 // everythingHome is a warden home declaring the npm reference server server-everything as
-// the stdio server "everything" (node DIST/index.js stdio).
+// the stdio server "everything" (NODE DIST/index.js stdio, NODE the node testdata/npm pins).
 func everythingHome(t testing.TB) string {
 	t.Helper()
-	npmtest.Node(t)
-	dir := npmPackages(t)
-	script := npmtest.File(t, dir, everythingPkg, "dist/index.js")
-	// command = "node", looked up on PATH as in a user's config; the timeouts are generous
-	// because node starts slowly on a loaded machine (failure bounds only).
-	return newHome(t, serverTOML("everything", "node", []string{script, "stdio"},
+	npm := npmPackage(t, everythingPkg, everythingVersion)
+	script := npm.file(t, everythingPkg, "dist/index.js")
+	// The timeouts are generous because node starts slowly on a loaded machine (failure
+	// bounds only).
+	return newHome(t, serverTOML("everything", npm.node, []string{script, "stdio"},
 		"required = true\nstartup_timeout_sec = 120\ntool_timeout_sec = 120"))
 }
 

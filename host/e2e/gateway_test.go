@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -303,8 +304,8 @@ func frontDoorListen(t *testing.T, h *host.Host, o frontdoor.Options) string {
 // M`): it lists tools, lists and reads resources and resource templates, lists and gets
 // prompts. What the Inspector sees through warden is compared with what a go-sdk client
 // sees talking to the same server directly (the lists do not depend on the client's
-// capabilities). The CLI has no completion method (only mcpdo does); completions are
-// TestGatewayClientFeatures'.
+// capabilities). The CLI has no completion method, so the package's connection CLI, mcpdo,
+// completes a prompt argument through warden and straight from server-everything (stdio).
 func TestInspectorCLIThroughWarden(t *testing.T) {
 	npm := gatewayNPM(t)
 	script := npm.file(t, everythingPkg, "dist/index.js")
@@ -409,6 +410,136 @@ func TestInspectorCLIThroughWarden(t *testing.T) {
 			t.Errorf("prompts/get args-prompt(city=Paris) through warden = %+v, want one user message %q", res.Messages, direct.argsPrompt)
 		}
 	})
+	t.Run("completion/complete", func(t *testing.T) {
+		m := newMcpdo(t, npm)
+		var conn struct{ Name string }
+		m.run(t, &conn, "connect", "@warden", "--transport", "http", url)
+		m.run(t, &conn, "connect", "@direct", "--", npm.node, script, "stdio")
+		complete := func(connection string) []string {
+			var res struct {
+				Values  []string `json:"values"`
+				HasMore bool     `json:"hasMore"`
+			}
+			m.run(t, &res, "--connection", connection, "prompts/complete", "--complete-ref-type", "ref/prompt",
+				"--complete-ref", "completable-prompt", "--complete-arg-name", "department", "--complete-arg-value", "E")
+			return res.Values
+		}
+		through, straight := complete("warden"), complete("direct")
+		if !slices.Equal(through, []string{"Engineering"}) {
+			t.Errorf("mcpdo prompts/complete completable-prompt department=E through warden = %q, want [Engineering]", through)
+		}
+		if !slices.Equal(through, straight) {
+			t.Errorf("mcpdo prompts/complete completable-prompt department=E: %q through warden, %q from the server directly", through, straight)
+		}
+	})
+}
+
+// mcpdo is the Inspector's connection CLI with a HOME of its own (its catalog, secret store
+// and the directory of its daemon, ~/.mcp-inspector). Its commands share the daemon the
+// first one starts, which holds the named connections between commands (and runs the stdio
+// servers connected to); the daemon is detached, so the test cannot wait for it as a child.
+type mcpdo struct {
+	npm  *npmProject
+	home string
+}
+
+// newMcpdo returns an mcpdo whose daemon is stopped at cleanup: the test fails unless the
+// daemon and every process it started (found by the HOME they inherit) have exited; any
+// left are killed.
+func newMcpdo(t *testing.T, npm *npmProject) *mcpdo {
+	t.Helper()
+	m := &mcpdo{npm: npm, home: t.TempDir()}
+	t.Cleanup(func() { m.stop(t) })
+	return m
+}
+
+// command is mcpdo --format json ARGS, bounded by ctx, in m's HOME.
+func (m *mcpdo) command(t *testing.T, ctx context.Context, args ...string) (cmd *exec.Cmd, stdout, stderr *bytes.Buffer) {
+	t.Helper()
+	cmd = m.npm.command(t, ctx, "mcpdo", append([]string{"--format", "json"}, args...)...)
+	cmd.Dir = m.home
+	// The later HOME wins. The file secret store, in that HOME: there is no OS keychain
+	// here, and the daemon refuses a memory store.
+	cmd.Env = append(cmd.Env, "HOME="+m.home, "MCP_INSPECTOR_SECRET_STORE=file")
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.WaitDelay = 5 * time.Second
+	return cmd, stdout, stderr
+}
+
+// run runs mcpdo --format json ARGS and decodes its output into out, failing the test with
+// its output and the daemon's log when it fails.
+func (m *mcpdo) run(t *testing.T, out any, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(testCtx(t), time.Minute)
+	defer cancel()
+	cmd, stdout, stderr := m.command(t, ctx, args...)
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("mcpdo %s: %v\nstdout: %s\nstderr: %s\ndaemon log: %s", strings.Join(args, " "), err, stdout, stderr, m.daemonLog())
+	}
+	if err := json.Unmarshal(stdout.Bytes(), out); err != nil {
+		t.Fatalf("mcpdo %s printed %q: %v\nstderr: %s", strings.Join(args, " "), stdout, err, stderr)
+	}
+}
+
+// daemonLog is the daemon's stderr, which mcpdo keeps next to its socket.
+func (m *mcpdo) daemonLog() string {
+	b, err := os.ReadFile(filepath.Join(m.home, ".mcp-inspector", "mcpdod.log"))
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
+// stop stops the daemon (`mcpdo daemon stop`, which disconnects every connection and ends
+// their stdio servers), waits for its exit, and checks that no process with m's HOME is
+// left.
+func (m *mcpdo) stop(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	marker := "HOME=" + m.home
+	var status struct {
+		PID int `json:"pid"`
+	}
+	cmd, stdout, stderr := m.command(t, ctx, "daemon", "status") // does not start a daemon
+	if err := cmd.Run(); err != nil || json.Unmarshal(stdout.Bytes(), &status) != nil {
+		t.Errorf("mcpdo daemon status: %v\nstdout: %s\nstderr: %s", err, stdout, stderr)
+	}
+	if status.PID != 0 {
+		d, err := openProcess(status.PID)
+		if err != nil {
+			t.Errorf("mcpdo daemon %d: %v", status.PID, err)
+		} else {
+			defer func() { _ = d.close() }()
+			// The marker finds the daemon: the check for leftovers below is not vacuous.
+			if pids, err := processesWithEnv(marker); err != nil || !slices.Contains(pids, status.PID) {
+				t.Errorf("the processes with mcpdo's HOME are %v (%v), which lacks its daemon %d", pids, err, status.PID)
+			} else {
+				t.Logf("stopping mcpdo's daemon %d; processes with its HOME: %v", status.PID, pids)
+			}
+			cmd, stdout, stderr := m.command(t, ctx, "daemon", "stop")
+			if err := cmd.Run(); err != nil {
+				t.Errorf("mcpdo daemon stop: %v\nstdout: %s\nstderr: %s", err, stdout, stderr)
+			}
+			if err := d.wait(ctx); err != nil {
+				t.Errorf("mcpdo's daemon after daemon stop: %v; killing it\ndaemon log: %s", err, m.daemonLog())
+				_ = d.kill()
+			}
+		}
+	}
+	pids, err := processesWithEnv(marker)
+	if err != nil {
+		t.Errorf("listing processes: %v", err)
+	}
+	for _, pid := range pids {
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		t.Errorf("process %d (%s) outlived mcpdo's daemon; killing it", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte(" ")))
+		if p, err := openProcess(pid); err == nil {
+			_ = p.kill()
+			_ = p.close()
+		}
+	}
 }
 
 // everythingAnswers is what server-everything answers a go-sdk client directly.

@@ -14,12 +14,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/warden-mcp/warden/host"
-	"github.com/warden-mcp/warden/host/internal/npmtest"
 	"github.com/warden-mcp/warden/host/internal/testmain"
 )
 
-// The npm packages the tests use, pinned (npm view <pkg> version). One cache directory holds
-// both.
+// The npm packages of testdata/npm that the older tests use, at the versions its package.json
+// pins (npmPackage checks the installed one against them).
 const (
 	everythingPkg     = "@modelcontextprotocol/server-everything"
 	everythingVersion = "2026.8.31"
@@ -38,11 +37,24 @@ func TestMain(m *testing.M) { os.Exit(testmain.Run(m, &exampleBin, &wardenPath))
 // wardenBin returns the warden binary built for the package's tests.
 func wardenBin(testing.TB) string { return wardenPath }
 
-// npmPackages installs the pinned npm packages (shared cache) and returns their prefix
-// directory; it skips the test when node or npm is not on PATH.
-func npmPackages(t testing.TB) string {
+// npmPackage installs testdata/npm (gatewayNPM: it fails the test, never skips, without npm)
+// and fails the test unless the installed pkg is at version, so that the versions the tests
+// name and log are the ones they run.
+func npmPackage(t testing.TB, pkg, version string) *npmProject {
 	t.Helper()
-	return npmtest.Install(t, everythingPkg+"@"+everythingVersion, tsSDKPkg+"@"+tsSDKVersion)
+	npm := gatewayNPM(t)
+	raw, err := os.ReadFile(npm.file(t, pkg, "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta struct{ Version string }
+	if err := json.Unmarshal(raw, &meta); err != nil {
+		t.Fatalf("npm package %s: package.json: %v", pkg, err)
+	}
+	if meta.Version != version {
+		t.Fatalf("npm package %s is installed at %q, the tests expect %q: keep testdata/npm/package.json and these constants in step", pkg, meta.Version, version)
+	}
+	return npm
 }
 
 // syncBuffer is a goroutine-safe log sink.

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/warden-mcp/warden/host/frontdoor"
-	"github.com/warden-mcp/warden/host/internal/npmtest"
 	"github.com/warden-mcp/warden/host/protocol"
 )
 
@@ -38,13 +37,14 @@ type tsOutput struct {
 }
 
 // runTSClient runs testdata/client.mjs (the TypeScript SDK's Client) with config and returns
-// its parsed output. The script is copied into a temp dir next to a node_modules symlink to
-// the npm cache, so its bare imports resolve to the pinned SDK.
+// its parsed output, on the node testdata/npm pins. The script is copied into a temp dir next
+// to a node_modules symlink to the installed testdata/npm, so its bare imports resolve to the
+// pinned SDK.
 func runTSClient(t *testing.T, ctx context.Context, config map[string]any) tsOutput {
 	t.Helper()
-	node := npmtest.Node(t)
-	modules := filepath.Join(npmPackages(t), "node_modules")
-	npmtest.File(t, filepath.Dir(modules), tsSDKPkg, "package.json")
+	npm := npmPackage(t, tsSDKPkg, tsSDKVersion)
+	node := npm.node
+	modules := filepath.Join(npm.dir, "node_modules")
 	dir := t.TempDir()
 	script, err := os.ReadFile(filepath.Join("testdata", "client.mjs"))
 	if err != nil {
@@ -114,7 +114,7 @@ func docsHome(t *testing.T) string {
 // `warden serve --mcp-listen` over streamable HTTP. It lists the namespaced tools and calls
 // docs__echo.
 func TestTypeScriptClient(t *testing.T) {
-	npmtest.Node(t)
+	npmPackage(t, tsSDKPkg, tsSDKVersion) // fails here, before any warden starts, without npm
 	bin := wardenBin(t)
 	t.Run("stdio", func(t *testing.T) {
 		ctx := testCtx(t)
