@@ -28,7 +28,7 @@ func conformance(t *testing.T, rt *policy.Runtime, id string) Policy {
 // plugin policy sees — and so decides — only its own plugin's servers.
 func TestCompositionNeverWidens(t *testing.T) {
 	ctx := context.Background()
-	rt, err := policy.NewRuntime(ctx, policy.Config{})
+	rt, err := policy.NewRuntime(ctx, policy.Config{CompilationCacheDir: testbuild.WazeroCache(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,7 @@ import (
 func v2Policies(t *testing.T) map[string]Policy {
 	t.Helper()
 	ctx := context.Background()
-	rt, err := policy.NewRuntime(ctx, policy.Config{})
+	rt, err := policy.NewRuntime(ctx, policy.Config{CompilationCacheDir: testbuild.WazeroCache(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 func wideLists(t *testing.T) Policy {
 	t.Helper()
 	ctx := context.Background()
-	rt, err := policy.NewRuntime(ctx, policy.Config{Limits: policy.Limits{MaxOutputBytes: 4 << 20, Timeout: 5 * time.Second}})
+	rt, err := policy.NewRuntime(ctx, policy.Config{CompilationCacheDir: testbuild.WazeroCache(t), Limits: policy.Limits{MaxOutputBytes: 4 << 20, Timeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 func redactSecrets(tb testing.TB, memo bool) Policy {
 	tb.Helper()
 	ctx := context.Background()
-	rt, err := policy.NewRuntime(ctx, policy.Config{PoolSize: 1})
+	rt, err := policy.NewRuntime(ctx, policy.Config{PoolSize: 1, CompilationCacheDir: testbuild.WazeroCache(tb)})
 	if err != nil {
 		tb.Fatal(err)
 	}

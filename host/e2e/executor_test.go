@@ -23,6 +23,7 @@ import (
 
 	"github.com/warden-mcp/warden/host"
 	"github.com/warden-mcp/warden/host/internal/leaktest"
+	"github.com/warden-mcp/warden/host/internal/testbuild"
 	"github.com/warden-mcp/warden/host/thread"
 )
 
@@ -115,7 +116,7 @@ func executorHost(t *testing.T, files map[string]string) (*host.Host, *leaktest.
 	h, err := host.New(testCtx(t), host.Options{
 		Home:           home,
 		Logger:         hclog.New(&hclog.LoggerOptions{Name: "host", Level: hclog.Debug, Output: logs}),
-		PolicyCacheDir: "-",
+		PolicyCacheDir: testbuild.WazeroCache(t),
 	})
 	if err != nil {
 		t.Fatalf("host.New: %v\n%s", err, logs.String())

@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/warden-mcp/warden/host"
+	"github.com/warden-mcp/warden/host/internal/testbuild"
 	"github.com/warden-mcp/warden/host/internal/testmain"
 )
 
@@ -94,7 +95,7 @@ func newHost(t testing.TB, home string) *host.Host {
 	h, err := host.New(testCtx(t), host.Options{
 		Home:           home,
 		Logger:         hclog.New(&hclog.LoggerOptions{Name: "host", Level: logLevel(t), Output: logs}),
-		PolicyCacheDir: "-",
+		PolicyCacheDir: testbuild.WazeroCache(t),
 	})
 	if err != nil {
 		t.Fatalf("host.New: %v\n%s", err, logs.String())

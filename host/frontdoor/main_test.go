@@ -81,7 +81,7 @@ func newHost(t *testing.T, dir string) (*host.Host, *syncBuffer) {
 	h, err := host.New(testCtx(t), host.Options{
 		Home:           dir,
 		Logger:         hclog.New(&hclog.LoggerOptions{Name: "host", Level: hclog.Debug, Output: logs}),
-		PolicyCacheDir: "-",
+		PolicyCacheDir: testbuild.WazeroCache(t),
 	})
 	if err != nil {
 		t.Fatalf("host.New: %v", err)

@@ -27,22 +27,20 @@ import (
 )
 
 // compileCacheDir is wazero's on-disk compilation cache shared by the runtimes the tests
-// create (newRuntime), so that each guest is compiled once per test process rather than
-// once per runtime — seconds per 2 MB Go guest under the race detector. Tests of
-// compilation itself give their own directory or module. Set once by TestMain.
+// create (newRuntime) and by the other packages' tests (testbuild.WazeroCacheDir), so that
+// each guest is compiled once, not once per runtime — seconds per 2 MB Go guest under the
+// race detector. Tests of compilation itself give their own directory or module. Set once
+// by TestMain.
 var compileCacheDir string
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "warden-policy-test-cache-")
+	dir, err := testbuild.WazeroCacheDir()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	compileCacheDir = dir
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
-		_ = os.RemoveAll(dir)
-		os.Exit(code)
-	}))
+	goleak.VerifyTestMain(m)
 }
 
 func newRuntime(t testing.TB, cfg Config) *Runtime {

@@ -81,9 +81,10 @@ func loadGuests(t *testing.T) ([]guest, *logSink) {
 	shared.once.Do(func() {
 		shared.logs = &logSink{}
 		shared.rt, shared.err = policy.NewRuntime(ctx, policy.Config{
-			MemoEntries: -1,
-			Limits:      policy.Limits{Timeout: 10 * time.Second},
-			Logger:      hclog.New(&hclog.LoggerOptions{Name: "warden", Output: shared.logs, Level: hclog.Trace, JSONFormat: true}),
+			MemoEntries:         -1,
+			Limits:              policy.Limits{Timeout: 10 * time.Second},
+			CompilationCacheDir: testbuild.WazeroCache(t),
+			Logger:              hclog.New(&hclog.LoggerOptions{Name: "warden", Output: shared.logs, Level: hclog.Trace, JSONFormat: true}),
 		})
 	})
 	if shared.err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/warden-mcp/warden/host"
 	"github.com/warden-mcp/warden/host/api"
 	"github.com/warden-mcp/warden/host/api/threads"
+	"github.com/warden-mcp/warden/host/internal/testbuild"
 	"github.com/warden-mcp/warden/host/protocol"
 	"github.com/warden-mcp/warden/host/thread"
 )
@@ -248,7 +249,7 @@ func newAPIFixture(t *testing.T) *apiFixture {
 	writeFile(t, filepath.Join(f.root, ".codex-plugin", "plugin.json"), `{"name":"guarded","version":"1"}`)
 	writeFile(t, filepath.Join(f.root, ".mcp.json"), fmt.Sprintf(`{"mcpServers":{"guarded":{"command":%q}}}`, exampleBin))
 	writeFile(t, filepath.Join(f.root, "policy.wasm"), string(guardWasm(t)))
-	f.h, _ = newHost(t, f.home, host.Options{PolicyCacheDir: "-"})
+	f.h, _ = newHost(t, f.home, host.Options{PolicyCacheDir: testbuild.WazeroCache(t)})
 	f.c = dialAPI(t, threads.NewBackend(f.h.Threads(), threads.Options{Version: "9.9.9-test"}))
 	return f
 }

@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -261,4 +262,32 @@ func goKey(dir, pkg string, env, args []string) (string, error) {
 		}
 	}
 	return sum(), nil
+}
+
+// WazeroCacheDir is a wazero compilation cache directory in the shared cache, for every
+// test process of a run (and later runs): a policy one package's tests compiled, seconds
+// of work under the race detector, loads in milliseconds in the others. wazero keys its
+// entries by its version, the module and the compiler settings, and writes each by atomic
+// rename, so concurrent processes can share the directory. Tests of compilation itself
+// must use a directory of their own.
+func WazeroCacheDir() (string, error) {
+	root, err := sharedRoot()
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, "wazero")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("testbuild cache %s: %w", dir, err)
+	}
+	return dir, nil
+}
+
+// WazeroCache is WazeroCacheDir for a test, which it fails on error.
+func WazeroCache(tb testing.TB) string {
+	tb.Helper()
+	dir, err := WazeroCacheDir()
+	if err != nil {
+		tb.Fatalf("testbuild: %v", err)
+	}
+	return dir
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/experimental"
+
+	"github.com/warden-mcp/warden/host/internal/testbuild"
 )
 
 // testExport is the flag's export name in the tests (the one warden uses).
@@ -32,14 +34,23 @@ const allFeatures = api.CoreFeaturesV2 |
 
 // newRuntime returns a wazero runtime with the given features, with
 // WithCloseOnContextDone(false) as warden runs it; it is closed with the
-// test.
+// test. It compiles through the test run's shared compilation cache
+// (testbuild.WazeroCacheDir): the guests, original and instrumented, are the
+// same modules in several tests and packages, and each compile takes seconds
+// under the race detector. wazero still decodes and validates a module it
+// finds there.
 func newRuntime(t testing.TB, features api.CoreFeatures) wazero.Runtime {
 	t.Helper()
 	ctx := context.Background()
+	cache, err := wazero.NewCompilationCacheWithDir(testbuild.WazeroCache(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().
 		WithCloseOnContextDone(false).
-		WithCoreFeatures(features))
-	t.Cleanup(func() { _ = rt.Close(ctx) })
+		WithCoreFeatures(features).
+		WithCompilationCache(cache))
+	t.Cleanup(func() { _ = rt.Close(ctx); _ = cache.Close(ctx) })
 	return rt
 }
 
