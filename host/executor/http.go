@@ -139,6 +139,9 @@ func (c *conn) httpRequest(ctx context.Context, raw json.RawMessage) (any, func(
 				break
 			}
 		}
+		// The request is over before the host hears so: a cancel that follows http/end
+		// must find no request (not found), not a finished one.
+		done()
 		_ = c.notify(protocol.NotifyHTTPEnd, end)
 	}
 	return res, after, nil

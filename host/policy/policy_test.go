@@ -801,6 +801,9 @@ func TestCompileOncePerDigest(t *testing.T) {
 	a := mustLoad(t, rt, LoadOptions{ID: "a", Wasm: good})
 	b := mustLoad(t, rt, LoadOptions{ID: "b", Wasm: good, Limits: Limits{MemoryMB: 8}})
 	refs := func() int {
+		// The compiling goroutine releases its own reference just after the loads see
+		// the module ready.
+		rt.compiling.Wait()
 		rt.mu.Lock()
 		defer rt.mu.Unlock()
 		if e, ok := rt.compiled[digest]; ok {
