@@ -1,0 +1,72 @@
+// Package authtest is a real OAuth 2.1 authorization server for tests, on loopback, with a
+// protected-resource wrapper for MCP servers and a browser stand-in — enough for the
+// go-sdk's auth.AuthorizationCodeHandler to run its whole flow against it: RFC 9728
+// discovery, RFC 8414 metadata, RFC 7591 registration, authorization code with PKCE
+// (S256 only), RFC 9207 iss, refresh tokens with rotation.
+//
+// Endpoints of a Server (its URL is also its issuer):
+//   - /.well-known/oauth-authorization-server: metadata, advertising iss support,
+//     S256, the authorization_code and refresh_token grants, the auth methods none and
+//     client_secret_post, offline_access and every Resource's scopes, and
+//     registration_endpoint unless Options.DisableRegistration.
+//   - /register: dynamic registration; redirect URIs must be https or loopback http.
+//   - /authorize: checks client_id and the exact redirect_uri (an error page, no
+//     redirect, when either is wrong), response_type=code, an S256 code_challenge and the
+//     scopes; then the consent step — approve by default, SetConsent(ConsentDeny) to
+//     answer error=access_denied, HoldConsent to keep it waiting until the test
+//     releases it — then redirects with code, state and iss (SetIss/Options.Iss send a
+//     wrong one or none).
+//   - /token: authorization_code (single use; a replay revokes what the code bought;
+//     client, redirect_uri, resource and code_verifier checked) and refresh_token
+//     (rotated: each refresh token works once). ExpireAccessTokens and
+//     ExpireRefreshTokens end what was issued so far; Options.AccessTokenLifetime sets
+//     expires_in, and golang.org/x/oauth2 refreshes within 10s of expiry, so a
+//     lifetime under 10s makes a client refresh before every request.
+//
+// Every request is recorded (Registrations, Authorizations, TokenRequests, and
+// Resource.Seen for the protected resource). Credentials in records — codes, tokens,
+// Authorization headers — are Secrets: compare them with ==, and print records freely,
+// since every formatting of a Secret shows "[redacted]". Reveal gives the value; never
+// print it. Bodies are capped at 64 KiB (4 MiB through a Resource), headers at 16 KiB,
+// the clients, codes and tokens held at fixed counts, a held consent at
+// Options.ConsentTimeout.
+//
+// A go-sdk MCP server behind OAuth, and a client that logs in through a real callback
+// listener (callbackURL is that listener's /callback; it passes the code, state and iss
+// it got to the fetcher):
+//
+//	as := authtest.NewServer(t, authtest.Options{
+//		Clients: []authtest.Client{{ID: "warden", RedirectURIs: []string{callbackURL}}},
+//	})
+//	res := as.Resource(mcp.NewStreamableHTTPHandler(getServer, nil), "mcp:tools")
+//	srv := httptest.NewServer(res) // a Resource is served at the root
+//	h, _ := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+//		PreregisteredClient: &oauthex.ClientCredentials{ClientID: "warden"},
+//		RedirectURL:         callbackURL,
+//		AuthorizationCodeFetcher: func(ctx context.Context, a *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+//			resp, err := as.Browse(ctx, a.URL) // GET /authorize, consent, GET the callback
+//			if err != nil {
+//				return nil, err
+//			}
+//			resp.Body.Close()
+//			return <-fromCallback, nil
+//		},
+//	})
+//	cs, err := mcp.NewClient(impl, nil).Connect(ctx,
+//		&mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", OAuthHandler: h}, nil)
+//	...
+//	tok := as.TokenRequests()[0] // tok.CodeVerifierValid, tok.ClientID
+//	last := res.Seen()[len(res.Seen())-1]
+//	if last.Token != tok.AccessToken { ... }
+//
+// Without a callback listener, Fetcher() (or AuthorizationCode,
+// which returns the code, state and iss of the redirect) plays the browser and hands
+// the result straight to the handler.
+//
+// The go-sdk's habits a test meets here: it runs the fetcher inside the failing
+// request, once per 401 (a failed Connect logs in twice, because it tries
+// server/discover and then initialize); it refreshes only on its own clock, so a token
+// the server expired early gets a 401 and a whole new login, not a refresh; a refresh
+// that fails with invalid_grant sends the request without a token, and that 401 starts
+// a new login too.
+package authtest
