@@ -137,6 +137,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // worker, which does the work.
 func (f *FrontDoor) onEvent(ev thread.Event) {
 	var id string
+	forward := false // a notification to pass on, rather than a reason to resync
 	switch e := ev.(type) {
 	case *thread.StartupStatus:
 		id = e.ThreadID
@@ -146,33 +147,23 @@ func (f *FrontDoor) onEvent(ev thread.Event) {
 		id = e.ThreadID
 	case *thread.CatalogChanged:
 		id = e.ThreadID
-	case *thread.LogMessage, *thread.ResourceUpdated:
-		f.mu.Lock()
-		ts := f.servers[threadOf(ev)]
-		f.mu.Unlock()
-		if ts != nil {
-			ts.note(ev)
-		}
-		return
+	case *thread.LogMessage:
+		id, forward = e.ThreadID, true
+	case *thread.ResourceUpdated:
+		id, forward = e.ThreadID, true
 	default:
 		return
 	}
 	f.mu.Lock()
 	ts := f.servers[id]
 	f.mu.Unlock()
-	if ts != nil {
+	switch {
+	case ts == nil:
+	case forward:
+		ts.note(ev)
+	default:
 		ts.wake()
 	}
-}
-
-func threadOf(ev thread.Event) string {
-	switch e := ev.(type) {
-	case *thread.LogMessage:
-		return e.ThreadID
-	case *thread.ResourceUpdated:
-		return e.ThreadID
-	}
-	return ""
 }
 
 // Server returns the MCP server of a thread, creating it on first use. Its tools follow the

@@ -593,7 +593,6 @@ func (ts *threadServer) complete(ctx context.Context, req *mcp.CompleteRequest) 
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown ref type %q", ref.Type)}
 	}
 	p.Ref = &ref
-	p.Meta = upstreamMeta(p.Meta)
 	res, err := ts.th.Complete(ctx, server, &p)
 	return res, requestError(err)
 }
@@ -680,23 +679,6 @@ func (ts *threadServer) forward(ev thread.Event) {
 	}
 }
 
-// upstreamMeta is the part of a request's _meta that is the client's to send on: the
-// io.modelcontextprotocol/ keys describe this hop (the protocol version, client info and
-// capabilities of the 2026-07-28 revision) and the upstream session has its own.
-func upstreamMeta(m mcp.Meta) map[string]any {
-	var out map[string]any
-	for k, v := range m {
-		if strings.HasPrefix(k, "io.modelcontextprotocol/") {
-			continue
-		}
-		if out == nil {
-			out = map[string]any{}
-		}
-		out[k] = v
-	}
-	return out
-}
-
 // requestError maps a thread error to what an MCP client should see for a prompt,
 // resource or completion request: a refusal or an unavailable item is invalid params with
 // the reason; the upstream server's own JSON-RPC error is passed through.
@@ -732,7 +714,7 @@ func (ts *threadServer) callTool(name, server, tool string) mcp.ToolHandler {
 		var o thread.CallOptions
 		if req.Params != nil {
 			args = req.Params.Arguments
-			o.Meta = upstreamMeta(req.Params.Meta)
+			o.Meta = req.Params.Meta // mcpconn sends on only what is the client's
 			if tok := req.Params.GetProgressToken(); tok != nil && req.Session != nil {
 				var drain func()
 				o.OnProgress, drain = ts.progress(ctx, req.Session, tok)

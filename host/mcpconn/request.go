@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,13 +51,7 @@ func (c *Conn) CallTool(ctx context.Context, name string, args any) (*mcp.CallTo
 func (c *Conn) CallToolWith(ctx context.Context, name string, args any, o CallOptions) (*mcp.CallToolResult, error) {
 	return request(ctx, c, fmt.Sprintf("tools/call %q", name), "",
 		func(ctx context.Context, sess *session) (*mcp.CallToolResult, error) {
-			p := &mcp.CallToolParams{Name: name, Arguments: args}
-			if len(o.Meta) > 0 {
-				p.Meta = maps.Clone(o.Meta)
-				maps.DeleteFunc(p.Meta, func(k string, _ any) bool {
-					return k == "progressToken" || strings.HasPrefix(k, "io.modelcontextprotocol/")
-				})
-			}
+			p := &mcp.CallToolParams{Name: name, Arguments: args, Meta: forwardMeta(o.Meta)}
 			if o.OnProgress == nil {
 				return sess.cs.CallTool(ctx, p)
 			}
@@ -124,8 +117,28 @@ func (c *Conn) GetPrompt(ctx context.Context, p *mcp.GetPromptParams) (*mcp.GetP
 func (c *Conn) Complete(ctx context.Context, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	return request(ctx, c, "completion/complete", capCompletions,
 		func(ctx context.Context, sess *session) (*mcp.CompleteResult, error) {
-			return sess.cs.Complete(ctx, p)
+			q := *p
+			q.Meta = forwardMeta(p.Meta)
+			return sess.cs.Complete(ctx, &q)
 		})
+}
+
+// forwardMeta is the part of a caller's _meta that goes upstream: not its progress token
+// (the session has its own, see CallOptions.OnProgress) nor the io.modelcontextprotocol/
+// keys, which describe the caller's own session (2026-07-28 sends its protocol version,
+// client info and capabilities there) and would make a stateful server refuse the request.
+func forwardMeta(m map[string]any) map[string]any {
+	var out map[string]any
+	for k, v := range m {
+		if k == "progressToken" || strings.HasPrefix(k, "io.modelcontextprotocol/") {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // capability names a server capability a request needs ("" for none).

@@ -111,6 +111,14 @@ func (t *Thread) use(ctx context.Context, server string, unavailable func(reason
 	return &usable{e: e, conn: e.sess.conn, thread: at}, nil
 }
 
+// unavailableAs makes the errors for an item that cannot be used, given the reason ("" for
+// an unknown or hidden server).
+func unavailableAs(kind, server, name string) func(reason string) error {
+	return func(reason string) error {
+		return &UnavailableError{Kind: kind, Server: server, Name: name, Reason: reason}
+	}
+}
+
 // upstreamErr wraps an upstream failure: a connection the thread dropped during the request
 // is reported as such.
 func (t *Thread) upstreamErr(u *usable, what string, err error, unavailable func(string) error) error {
@@ -123,9 +131,7 @@ func (t *Thread) upstreamErr(u *usable, what string, err error, unavailable func
 // ReadResource reads a resource of server (resources/read) after the server's resource
 // lists and the resource_read hook allowed it (a refusal is a *DeniedError).
 func (t *Thread) ReadResource(ctx context.Context, server, uri, caller string) (*mcp.ReadResourceResult, error) {
-	unavailable := func(reason string) error {
-		return &UnavailableError{Kind: KindResource, Server: server, Name: uri, Reason: reason}
-	}
+	unavailable := unavailableAs(KindResource, server, uri)
 	u, err := t.use(ctx, server, unavailable)
 	if err != nil {
 		return nil, err
@@ -146,9 +152,7 @@ func (t *Thread) ReadResource(ctx context.Context, server, uri, caller string) (
 // GetPrompt gets a prompt of server (prompts/get) after the server's prompt lists and the
 // prompt_get hook allowed it; the hook may rewrite the arguments.
 func (t *Thread) GetPrompt(ctx context.Context, server, name string, args map[string]string, caller string) (*mcp.GetPromptResult, error) {
-	unavailable := func(reason string) error {
-		return &UnavailableError{Kind: KindPrompt, Server: server, Name: name, Reason: reason}
-	}
+	unavailable := unavailableAs(KindPrompt, server, name)
 	u, err := t.use(ctx, server, unavailable)
 	if err != nil {
 		return nil, err
@@ -198,9 +202,7 @@ func (t *Thread) Complete(ctx context.Context, server string, p *mcp.CompletePar
 	if p.Ref.Type == "ref/resource" {
 		kind, name = KindResource, p.Ref.URI
 	}
-	unavailable := func(reason string) error {
-		return &UnavailableError{Kind: kind, Server: server, Name: name, Reason: reason}
-	}
+	unavailable := unavailableAs(kind, server, name)
 	u, err := t.use(ctx, server, unavailable)
 	if err != nil {
 		return nil, err
@@ -222,9 +224,7 @@ func (t *Thread) Complete(ctx context.Context, server string, p *mcp.CompletePar
 // SubscribeResource subscribes the thread to updates of a resource of server; the updates
 // arrive as *ResourceUpdated events.
 func (t *Thread) SubscribeResource(ctx context.Context, server, uri string) error {
-	unavailable := func(reason string) error {
-		return &UnavailableError{Kind: KindResource, Server: server, Name: uri, Reason: reason}
-	}
+	unavailable := unavailableAs(KindResource, server, uri)
 	u, err := t.use(ctx, server, unavailable)
 	if err != nil {
 		return err
@@ -240,9 +240,7 @@ func (t *Thread) SubscribeResource(ctx context.Context, server, uri string) erro
 
 // UnsubscribeResource ends a SubscribeResource.
 func (t *Thread) UnsubscribeResource(ctx context.Context, server, uri string) error {
-	unavailable := func(reason string) error {
-		return &UnavailableError{Kind: KindResource, Server: server, Name: uri, Reason: reason}
-	}
+	unavailable := unavailableAs(KindResource, server, uri)
 	u, err := t.use(ctx, server, unavailable)
 	if err != nil {
 		return err
@@ -262,12 +260,7 @@ func (t *Thread) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error 
 	}
 	t.mu.Lock()
 	t.logLevel = level
-	var conns []*mcpconn.Conn
-	for _, e := range t.servers {
-		if e.sess != nil && e.sess.done() && e.sess.err == nil {
-			conns = append(conns, e.sess.conn)
-		}
-	}
+	conns := t.readyConnsLocked()
 	t.mu.Unlock()
 	var errs []error
 	for _, c := range conns {
@@ -282,18 +275,24 @@ func (t *Thread) SetLogLevel(ctx context.Context, level mcp.LoggingLevel) error 
 // (notifications/roots/list_changed), for a thread with a Client.
 func (t *Thread) NotifyRootsChanged(ctx context.Context) {
 	t.mu.Lock()
-	var conns []*mcpconn.Conn
-	for _, e := range t.servers {
-		if e.sess != nil && e.sess.done() && e.sess.err == nil {
-			conns = append(conns, e.sess.conn)
-		}
-	}
+	conns := t.readyConnsLocked()
 	t.mu.Unlock()
 	for _, c := range conns {
 		if err := c.NotifyRootsChanged(ctx); err != nil {
 			t.m.log.Debug("roots/list_changed not delivered", "thread", t.id, "server", c.Name(), "error", err)
 		}
 	}
+}
+
+// readyConnsLocked is the connections of the servers that started (t.mu held).
+func (t *Thread) readyConnsLocked() []*mcpconn.Conn {
+	var conns []*mcpconn.Conn
+	for _, e := range t.servers {
+		if e.sess != nil && e.sess.done() && e.sess.err == nil {
+			conns = append(conns, e.sess.conn)
+		}
+	}
+	return conns
 }
 
 // ApprovalRequest is a tool call put to the user before it runs: the server's approval_mode

@@ -640,9 +640,7 @@ func (t *Thread) CallToolWith(ctx context.Context, server, tool string, args jso
 	if err := json.Unmarshal(args, &obj); err != nil {
 		return nil, fmt.Errorf("thread %s: MCP tool `%s/%s`: %w: arguments must be a JSON object", t.id, server, tool, ErrInvalidParams)
 	}
-	unavailable := func(reason string) error {
-		return &UnavailableError{Kind: KindTool, Server: server, Name: tool, Reason: reason}
-	}
+	unavailable := unavailableAs(KindTool, server, tool)
 	u, err := t.use(ctx, server, unavailable)
 	if err != nil {
 		return nil, err
