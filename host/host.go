@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,12 +13,15 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/warden-mcp/warden/host/api"
 	"github.com/warden-mcp/warden/host/api/threads"
 	"github.com/warden-mcp/warden/host/config"
 	"github.com/warden-mcp/warden/host/decision"
 	"github.com/warden-mcp/warden/host/mcpconn"
+	"github.com/warden-mcp/warden/host/oauth"
+	"github.com/warden-mcp/warden/host/oauth/store"
 	"github.com/warden-mcp/warden/host/policy"
 	"github.com/warden-mcp/warden/host/roots"
 	"github.com/warden-mcp/warden/host/thread"
@@ -69,6 +73,8 @@ type Host struct {
 	loader  *policy.Cache
 	engine  *decision.Engine
 	conns   *mcpconn.Manager
+	oauth   *oauth.Manager // nil when the credential store cannot be opened
+	oauthRT *http.Transport
 	threads *thread.Manager
 	execs   *executors
 
@@ -181,6 +187,13 @@ func (h *Host) provision(ctx context.Context, o Options) (err error) {
 		to.Executors = h.execs.environments
 		to.ExecutorFiles = h.execs.files
 	}
+	h.provisionOAuth(home)
+	if h.oauth != nil {
+		mo.OAuth = func(spec *mcpconn.Spec) auth.OAuthHandler {
+			return h.oauth.Handler(store.Key{Owner: spec.Environment, Server: spec.Name, URL: spec.URL})
+		}
+		to.OAuth = h.oauth
+	}
 	h.conns = mcpconn.NewManager(mo)
 	to.Conns = h.conns
 	h.threads, err = thread.NewManager(ctx, to)
@@ -196,6 +209,50 @@ func (h *Host) provision(ctx context.Context, o Options) (err error) {
 	h.log.Info("host ready", "home", h.homeDir, "plugin_dirs", dirs, "servers", len(home.Config.Servers))
 	return nil
 }
+
+// provisionOAuth opens the credential store and the OAuth manager. A store that cannot be
+// opened (a wrong mode, a malformed file) leaves the host without OAuth, with the reason
+// logged: servers that need a login fail, everything else runs.
+func (h *Host) provisionOAuth(home *config.Home) {
+	path := filepath.Join(h.homeDir, config.OAuthCredentialsFile)
+	st, err := store.Open(path)
+	if err != nil {
+		h.log.Error("OAuth is unavailable: the credential store cannot be opened", "file", path, "error", err)
+		return
+	}
+	h.oauthRT = http.DefaultTransport.(*http.Transport).Clone()
+	o := oauth.Options{
+		Store:             st,
+		CallbackPort:      home.Config.OAuth.CallbackPort,
+		ClientMetadataURL: home.Config.OAuth.ClientMetadataURL,
+		Logger:            h.log.Named("oauth"),
+		OnLogin: func(k store.Key) {
+			if h.threads != nil {
+				h.threads.CredentialsChanged(context.Background(), k)
+			}
+		},
+		Transport: func(env string) (http.RoundTripper, error) {
+			if env == config.LocalEnvironment {
+				return h.oauthRT, nil
+			}
+			if h.execs == nil {
+				return nil, fmt.Errorf("no executor client for environment %q", env)
+			}
+			ex, err := h.execs.executor(env)
+			if err != nil {
+				return nil, err
+			}
+			return ex.RoundTripper(nil), nil
+		},
+	}
+	if h.oauth, err = oauth.New(o); err != nil {
+		h.log.Error("OAuth is unavailable", "error", err)
+	}
+}
+
+// OAuth is the host's OAuth manager (logins, the credential store), or nil when the
+// credential store could not be opened (the host logged why).
+func (h *Host) OAuth() *oauth.Manager { return h.oauth }
 
 func (h *Host) openDecisionLog(dl config.DecisionLog) (io.Writer, error) {
 	switch {
@@ -314,12 +371,18 @@ func (h *Host) Close() error {
 		if wt != nil {
 			wt.stop()
 		}
+		if h.oauth != nil {
+			// First: a running login holds a thread manager goroutine until it ends.
+			errs = append(errs, h.oauth.Close())
+			h.oauthRT.CloseIdleConnections()
+		}
 		if h.threads != nil {
 			errs = append(errs, h.threads.Close())
 		}
 		if h.conns != nil {
 			errs = append(errs, h.conns.Close())
 		}
+
 		if h.execs != nil {
 			h.execs.close()
 		}

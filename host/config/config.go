@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +36,8 @@ type Config struct {
 	Limits Limits
 	// FrontDoor is the `[front_door]` table.
 	FrontDoor FrontDoor
+	// OAuth is the top-level mcp_oauth_* keys.
+	OAuth OAuthSettings
 	// Ignored lists, in file order, the keys warden does not use but Codex does (config.toml is
 	// shared with Codex): top-level keys such as "model", and Codex-only server keys such as
 	// "mcp_servers.docs.supports_parallel_tool_calls". `warden config check` shows them as
@@ -359,11 +362,60 @@ func parseConfig(name, dir string, data []byte, origin Origin) (*Config, error) 
 					}
 				}
 			}
+		case "mcp_oauth_callback_port", "mcp_oauth_credentials_store", "mcp_oauth_client_metadata_url":
+			p.oauthSetting(k)
 		default:
 			cfg.Ignored = append(cfg.Ignored, quoteKey(k))
 		}
 	}
 	return cfg, p.c.result()
+}
+
+// OAuthSettings are the top-level OAuth keys of config.toml (Codex's spellings).
+type OAuthSettings struct {
+	// CallbackPort is mcp_oauth_callback_port: the loopback port of the login callback
+	// listener for servers whose `oauth` names none. 0: an ephemeral port.
+	CallbackPort int
+	// CredentialsStore is mcp_oauth_credentials_store; only "file" (the default) exists.
+	CredentialsStore string
+	// ClientMetadataURL is mcp_oauth_client_metadata_url: the https URL of a client ID
+	// metadata document describing warden, used as the client id where the authorization
+	// server supports such documents. "": dynamic client registration instead.
+	ClientMetadataURL string
+}
+
+// OAuthCredentialsFile is the credential store's file name in the home.
+const OAuthCredentialsFile = "mcp-oauth-credentials.json"
+
+// oauthSetting reads one top-level mcp_oauth_* key.
+func (p *configParser) oauthSetting(k string) {
+	r := &tableReader{d: p.d, c: p.c, base: Error{Line: p.d.lineAt([]string{k}, p.d.top[k])}, m: p.d.top}
+	switch k {
+	case "mcp_oauth_callback_port":
+		if port, ok := r.integer(k); ok {
+			if port < 1 || port > 65535 {
+				r.errf(k, "`%s` must be between 1 and 65535, got %d", k, port)
+			} else {
+				p.cfg.OAuth.CallbackPort = int(port)
+			}
+		}
+	case "mcp_oauth_credentials_store":
+		if v, ok := r.str(k); ok {
+			if v != "file" {
+				r.errf(k, "`%s` is %q; warden keeps OAuth logins in a file only: set \"file\" or remove the key", k, v)
+			} else {
+				p.cfg.OAuth.CredentialsStore = v
+			}
+		}
+	case "mcp_oauth_client_metadata_url":
+		if v, ok := r.nonEmpty(k); ok {
+			if u, err := url.Parse(v); err != nil || u.Scheme != "https" || u.Host == "" || u.Path == "" || u.Path == "/" {
+				r.errf(k, "`%s` must be an https URL with a path (where warden's client ID metadata document is served)", k)
+			} else {
+				p.cfg.OAuth.ClientMetadataURL = v
+			}
+		}
+	}
 }
 
 type configParser struct {

@@ -224,6 +224,12 @@ url = "https://r.example/mcp"
 [mcp_servers.remote.oauth]
 callback_port = 70000
 `, []string{"config.toml:5: mcp_servers.remote.oauth: `callback_port` must be between 1 and 65535, got 70000"}},
+		{"oauth callback port range", `mcp_oauth_callback_port = 0
+`, []string{"config.toml:1: `mcp_oauth_callback_port` must be between 1 and 65535, got 0"}},
+		{"oauth keyring store", `mcp_oauth_credentials_store = "keyring"
+`, []string{"config.toml:1: `mcp_oauth_credentials_store` is \"keyring\"; warden keeps OAuth logins in a file only: set \"file\" or remove the key"}},
+		{"oauth metadata url", `mcp_oauth_client_metadata_url = "http://warden.example/client.json"
+`, []string{"config.toml:1: `mcp_oauth_client_metadata_url` must be an https URL with a path (where warden's client ID metadata document is served)"}},
 		{"scopes twice", `
 [mcp_servers.remote]
 url = "https://r.example/mcp"
@@ -650,6 +656,18 @@ model = "gpt-5-mini"
 		"mcp_servers.docs.tools.search.output_token_limit", "profiles"}
 	if diff := cmp.Diff(want, cfg.Ignored); diff != "" {
 		t.Errorf("ignored (-want +got):\n%s", diff)
+	}
+}
+
+func TestOAuthSettings(t *testing.T) {
+	src := "mcp_oauth_callback_port = 8765\nmcp_oauth_credentials_store = \"file\"\nmcp_oauth_client_metadata_url = \"https://warden.example/client.json\"\n"
+	cfg, err := ParseConfig("config.toml", []byte(src), hostOrigin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := OAuthSettings{CallbackPort: 8765, CredentialsStore: "file", ClientMetadataURL: "https://warden.example/client.json"}
+	if cfg.OAuth != want || len(cfg.Ignored) != 0 {
+		t.Errorf("oauth = %+v, ignored %v", cfg.OAuth, cfg.Ignored)
 	}
 }
 

@@ -78,8 +78,9 @@ type OAuth struct {
 	CallbackPort int
 	// Scopes requested at login; empty means the server's advertised default.
 	Scopes []string
-	// Resource is the RFC 8707 resource parameter sent at login (Codex's `oauth_resource`);
-	// empty means none.
+	// Resource is Codex's `oauth_resource`. It is read for compatibility but not sent: a
+	// login sends the resource its protected resource metadata names (the go-sdk's flow
+	// offers no override; docs/RATIONALE.md).
 	Resource string
 }
 

@@ -78,7 +78,8 @@
 //     serves it. A resources/read of a URI not listed goes to the first template (in
 //     template order) that matches it.
 //   - StatusURI (warden://status) is the front door's own resource: every configured server
-//     of the thread, its state and why it is failed or disabled. A server turning failed or
+//     of the thread, its state and why it is failed or disabled, and its authStatus (for
+//     an OAuth server: notLoggedIn, oAuth or expired). A server turning failed or
 //     disabled is also sent to the client as a log message (logger "warden", level
 //     warning).
 //   - The upstream servers' instructions are merged into the server's instructions.

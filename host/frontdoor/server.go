@@ -523,6 +523,7 @@ func (ts *threadServer) readStatus(ctx context.Context, req *mcp.ReadResourceReq
 		PluginID  string `json:"pluginId,omitempty"`
 		Status    string `json:"status"`
 		Error     string `json:"error,omitempty"`
+		Auth      string `json:"authStatus"`
 		Tools     int    `json:"tools"`
 		Prompts   int    `json:"prompts"`
 		Resources int    `json:"resources"`
@@ -532,7 +533,7 @@ func (ts *threadServer) readStatus(ctx context.Context, req *mcp.ReadResourceReq
 		Servers []server `json:"servers"`
 	}{Thread: ts.th.ID(), Servers: []server{}}
 	for _, s := range st {
-		out.Servers = append(out.Servers, server{s.Name, s.PluginID, string(s.Status), s.ToolsError,
+		out.Servers = append(out.Servers, server{s.Name, s.PluginID, string(s.Status), s.ToolsError, string(s.AuthStatus),
 			len(s.Tools), len(s.Prompts), len(s.Resources) + len(s.ResourceTemplates)})
 	}
 	b, err := json.MarshalIndent(out, "", "  ")

@@ -399,7 +399,7 @@ func (s *shared) run(done chan struct{}) {
 	sess, cat, err := s.start()
 	var retryAt time.Time
 	if err != nil && s.ctx.Err() == nil { // a start cut short by Close is no failure
-		retryAt = s.m.noteFailure(s.spec.Key, err, 0)
+		retryAt = s.m.noteFailure(&s.spec, err, 0)
 	}
 	s.mu.Lock()
 	s.attempt = nil
@@ -652,7 +652,7 @@ func (s *shared) watch(sess *session) {
 	}
 	healthy := s.m.clock.Now().Sub(s.readyAt)
 	s.mu.Unlock()
-	retryAt := s.m.noteFailure(s.spec.Key, e, healthy)
+	retryAt := s.m.noteFailure(&s.spec, e, healthy)
 	s.mu.Lock()
 	if s.sess == sess && !s.closed {
 		s.state, s.err, s.retryAt, s.sess, s.cat = stateFailed, e, retryAt, nil, catalog{}

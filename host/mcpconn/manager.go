@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/warden-mcp/warden/host/config"
@@ -49,6 +50,13 @@ type Options struct {
 	// executor, and an HTTP server's requests go out from the executor's network (its
 	// HeaderRefs resolved there). nil: only local servers (and Options.RoundTripper).
 	Executor func(env string) (Executor, error)
+
+	// OAuth returns the OAuth handler of a streamable HTTP connection whose Spec sends no
+	// Authorization header of its own (no bearer_token_env_var, no literal or env
+	// Authorization header): it attaches the login's token and answers a 401 (package
+	// host/oauth's Manager.Handler, keyed by the Spec's Environment, Name and URL). It is
+	// called once per connection attempt. nil: no OAuth; a 401 fails the connection.
+	OAuth func(spec *Spec) auth.OAuthHandler
 
 	// ProtocolVersion is the MCP protocol version the client asks for. "" (ProtocolLatest)
 	// uses the go-sdk's newest version, 2026-07-28 for go-sdk v1.8: the client opens with
@@ -155,6 +163,8 @@ type failure struct {
 	count int
 	err   error
 	until time.Time // no restart before this
+	// env, name and url identify the server for ClearBackoff.
+	env, name, url string
 }
 
 // NewManager returns a Manager configured by o.
@@ -374,7 +384,8 @@ func (m *Manager) heldBack(key string) (time.Duration, error) {
 
 // noteFailure records a failure of key. healthy is how long the failed session had been
 // ready (0 for a failed start); a long enough healthy period restarts the count.
-func (m *Manager) noteFailure(key string, err error, healthy time.Duration) time.Time {
+func (m *Manager) noteFailure(spec *Spec, err error, healthy time.Duration) time.Time {
+	key := spec.Key
 	b := m.opts.Backoff
 	now := m.clock.Now()
 	m.mu.Lock()
@@ -393,7 +404,21 @@ func (m *Manager) noteFailure(key string, err error, healthy time.Duration) time
 	f.count++
 	f.err = err
 	f.until = now.Add(b.delay(f.count))
+	f.env, f.name, f.url = spec.Environment, spec.Name, spec.URL
 	return f.until
+}
+
+// ClearBackoff forgets the recent failures of every connection to the server named name
+// at url in environment env, so that the next Acquire starts it at once: what changed
+// since it failed (an OAuth login) may well have fixed it.
+func (m *Manager) ClearBackoff(env, name, url string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, f := range m.failures {
+		if f.env == env && f.name == name && f.url == url {
+			delete(m.failures, k)
+		}
+	}
 }
 
 // clock is a source of time: the real one, or a test's that moves only when told.

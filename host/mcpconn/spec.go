@@ -126,6 +126,21 @@ func (s Spec) MarshalJSON() ([]byte, error) {
 		slices.Sorted(maps.Keys(s.Headers)), s.StartupTimeout.String(), s.ToolTimeout.String(), s.Key})
 }
 
+// SendsAuthorization reports whether the Spec sends an Authorization header of its own
+// (a resolved one in Headers, or one its executor resolves from HeaderRefs); such a server
+// is never given an OAuth token.
+func (s *Spec) SendsAuthorization() bool {
+	if s.Headers.Get("Authorization") != "" {
+		return true
+	}
+	for _, r := range s.HeaderRefs {
+		if strings.EqualFold(r.Name, "Authorization") {
+			return true
+		}
+	}
+	return false
+}
+
 func shortKey(k string) string {
 	if len(k) > 12 {
 		return k[:12]

@@ -177,12 +177,16 @@ func (s *shared) connect(ctx context.Context, sess *session) (catalog, error) {
 		if ex != nil {
 			base = ex.RoundTripper(spec.HeaderRefs)
 		}
-		transport = &mcp.StreamableClientTransport{
+		st := &mcp.StreamableClientTransport{
 			Endpoint: spec.URL,
 			HTTPClient: &http.Client{Transport: newHeaderTransport(
 				abortableTransport{base: base, abort: sess.abortCtx, env: spec.Environment},
 				spec.URL, spec.Headers)},
 		}
+		if s.m.opts.OAuth != nil && !spec.SendsAuthorization() {
+			st.OAuthHandler = s.m.opts.OAuth(spec)
+		}
+		transport = st
 	}
 	var sessOpts *mcp.ClientSessionOptions
 	if v := s.m.opts.ProtocolVersion; v != "" {

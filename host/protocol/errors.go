@@ -34,6 +34,8 @@ import (
 //	-32005  CodeReloadFailed        a strict reload failed; the message names the thread {threadId}
 //	-32006  CodeNotInitialized      a request other than initialize before initialize    —
 //	-32007  CodeNotSupported        the host does not implement this (e.g. OAuth login)  —
+//	-32008  CodeOAuthLoginFailed    an OAuth login could not start (no route, a busy     —
+//	                                callback port, discovery or registration failed)
 const (
 	CodeParseError     = -32700
 	CodeInvalidRequest = -32600
@@ -48,6 +50,7 @@ const (
 	CodeReloadFailed       = -32005
 	CodeNotInitialized     = -32006
 	CodeNotSupported       = -32007
+	CodeOAuthLoginFailed   = -32008
 )
 
 // Error is a JSON-RPC error object. A backend returns one (possibly wrapped) to choose

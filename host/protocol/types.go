@@ -244,6 +244,9 @@ const (
 	AuthNotLoggedIn AuthStatus = "notLoggedIn"
 	AuthBearerToken AuthStatus = "bearerToken"
 	AuthOAuth       AuthStatus = "oAuth"
+	// AuthExpired: the OAuth login can no longer be used (its refresh token was refused);
+	// a new login recovers the server. (Not one of Codex's values.)
+	AuthExpired AuthStatus = "expired"
 )
 
 // StartupStatus is a server's lifecycle state in a thread (DESIGN.md §3).
@@ -409,7 +412,7 @@ type ReloadFailure struct {
 	Error    string `json:"error"`
 }
 
-// ----- mcpServer/oauth/login (types only; OAuth is implemented later) -----
+// ----- mcpServer/oauth/login -----
 
 // McpServerOauthLoginParams are the params of MethodMcpServerOauthLogin.
 type McpServerOauthLoginParams struct {
@@ -417,12 +420,15 @@ type McpServerOauthLoginParams struct {
 	Name string `json:"name"`
 	// ThreadID selects the thread whose server (and credential owner) to log in.
 	ThreadID *string `json:"threadId,omitempty"`
-	// ClientRegistration selects how the OAuth client is obtained, e.g. "dcr" (dynamic
-	// client registration). The backend checks the value.
+	// ClientRegistration selects how the OAuth client is obtained when the server's
+	// configuration names no client id (which always wins): "auto" (a client ID metadata
+	// document where supported and configured, else dynamic registration), "dcr" (dynamic
+	// client registration) or "cimd" (the metadata document only). Absent: "auto".
 	ClientRegistration *string `json:"clientRegistration,omitempty"`
 	// Scopes overrides the requested scopes.
 	Scopes []string `json:"scopes,omitempty"`
-	// TimeoutSecs bounds the wait for the authorization callback.
+	// TimeoutSecs bounds the whole login, most of it the wait for the authorization
+	// callback. Absent: 300.
 	TimeoutSecs *int64 `json:"timeoutSecs,omitempty"`
 }
 

@@ -9,6 +9,13 @@ import (
 var (
 	// ErrClosed: the Manager or the Thread is closed.
 	ErrClosed = errors.New("closed")
+	// ErrOAuthUnavailable: the Manager has no OAuth (Options.OAuth is nil).
+	ErrOAuthUnavailable = errors.New("OAuth login is not available")
+	// ErrNotOAuth: the server cannot log in with OAuth (stdio, or it sends its own
+	// Authorization header).
+	ErrNotOAuth = errors.New("does not use OAuth")
+	// ErrNoSuchServer: the thread (or a default thread) lists no server of that name.
+	ErrNoSuchServer = errors.New("no such MCP server")
 	// ErrNotFound: no thread has the given id.
 	ErrNotFound = errors.New("thread not found")
 	// ErrInvalidParams: StartParams (or a tool call's arguments) are malformed.

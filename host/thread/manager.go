@@ -18,6 +18,7 @@ import (
 	"github.com/warden-mcp/warden/host/config"
 	"github.com/warden-mcp/warden/host/decision"
 	"github.com/warden-mcp/warden/host/mcpconn"
+	"github.com/warden-mcp/warden/host/oauth"
 	"github.com/warden-mcp/warden/host/roots"
 )
 
@@ -54,6 +55,10 @@ type Options struct {
 	// LookupEnv reads the host's environment: credential references owned by the host and
 	// the minimal base environment of stdio servers. nil: os.LookupEnv.
 	LookupEnv func(name string) (string, bool)
+	// OAuth runs OAuth logins (OAuthLogin) and reports their state in status output; it
+	// must be the Manager whose Handler Conns gives connections. nil: OAuthLogin fails with
+	// ErrOAuthUnavailable and a server declaring `oauth` reports AuthNotLoggedIn.
+	OAuth *oauth.Manager
 	// Logger receives thread lifecycle logs. nil: no logging.
 	Logger hclog.Logger
 }
@@ -73,6 +78,7 @@ type Manager struct {
 	executorsF    func(home *config.Home) []Environment
 	executorFiles func(env, root string) roots.ReadFunc
 	lookupEnv     func(string) (string, bool)
+	oauth         *oauth.Manager
 	log           hclog.Logger
 	events        *dispatcher
 
@@ -109,6 +115,7 @@ func NewManager(ctx context.Context, o Options) (*Manager, error) {
 		executorsF:    o.Executors,
 		executorFiles: o.ExecutorFiles,
 		lookupEnv:     o.LookupEnv,
+		oauth:         o.OAuth,
 		log:           o.Logger,
 		snap:          o.Snapshot,
 		threads:       map[string]*Thread{},

@@ -117,7 +117,11 @@ func (m *Manager) UpdateRoots(ctx context.Context, set *roots.Set) {
 // next Status or CallTool, so that servers routed to a dropped executor turn failed, come
 // back after it reconnects, and are checked again against the capabilities it announces
 // now. Roots are not re-read.
-func (m *Manager) ExecutorsChanged(ctx context.Context) {
+func (m *Manager) ExecutorsChanged(ctx context.Context) { m.refreshAll(ctx, "an executor change") }
+
+// refreshAll queues a refresh of every thread against the current snapshot: servers whose
+// start failed start again, the rest keep their sessions.
+func (m *Manager) refreshAll(ctx context.Context, why string) {
 	m.configMu.Lock()
 	defer m.configMu.Unlock()
 	m.mu.Lock()
@@ -128,14 +132,14 @@ func (m *Manager) ExecutorsChanged(ctx context.Context) {
 	snap := m.snap
 	m.mu.Unlock()
 	plans, _ := m.replan(snap, false, func(t *Thread, err error) error {
-		m.log.Warn("thread keeps its servers: it cannot be re-planned after an executor change", "thread", t.id, "error", err)
+		m.log.Warn("thread keeps its servers: it cannot be re-planned after "+why, "thread", t.id, "error", err)
 		return nil
 	})
 	m.syncPolicies(ctx, outOfSet(plans))
 	for _, pl := range plans {
 		pl.t.setPending(pl.p)
 	}
-	m.log.Debug("executors changed: thread refreshes queued", "threads", len(plans))
+	m.log.Debug("thread refreshes queued", "after", why, "threads", len(plans))
 }
 
 // planned is one thread's new plan and the one it replaces (its latest, or nil).

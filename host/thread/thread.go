@@ -123,8 +123,8 @@ func (e *entry) state() (StartupState, string) {
 	return e.sess.state()
 }
 
-func (e *entry) status() ServerStatus {
-	st := ServerStatus{Name: e.name(), PluginID: e.cand.reported, AuthStatus: authStatus(&e.cand.decl)}
+func (e *entry) status(m *Manager) ServerStatus {
+	st := ServerStatus{Name: e.name(), PluginID: e.cand.reported, AuthStatus: m.authStatus(e)}
 	st.Status, st.ToolsError = e.state()
 	if st.Status == StateReady {
 		for _, tool := range e.sess.conn.Tools() {
@@ -155,16 +155,6 @@ func allowed[T any](items []T, f decision.ItemFilter, key func(T) string) []T {
 	}
 	slices.SortFunc(out, func(a, b T) int { return cmp.Compare(key(a), key(b)) })
 	return out
-}
-
-func authStatus(d *config.ServerDecl) AuthStatus {
-	switch {
-	case d.OAuth != nil:
-		return AuthNotLoggedIn
-	case d.BearerTokenEnvVar != "":
-		return AuthBearerToken
-	}
-	return AuthUnsupported
 }
 
 // toolAllowed applies a tool filter: the allow list (nil: every tool), then the deny list.
@@ -609,7 +599,7 @@ func (t *Thread) collect(ctx context.Context, name string, wait bool) ([]ServerS
 				return nil, fmt.Errorf("thread %s: waiting for MCP server %q: %w", t.id, e.name(), err)
 			}
 		}
-		out = append(out, e.status())
+		out = append(out, e.status(t.m))
 	}
 	return out, nil
 }

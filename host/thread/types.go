@@ -84,10 +84,7 @@ const (
 	StateDisabled StartupState = "disabled"
 )
 
-// AuthStatus is a server's authentication state, as Codex reports it.
-//
-// OAuth login is not implemented yet: a server declaring `oauth` reports AuthNotLoggedIn and
-// connects without a token.
+// AuthStatus is a server's authentication state, as Codex reports it, plus AuthExpired.
 type AuthStatus string
 
 // Auth statuses (Codex's McpAuthStatus wire values).
@@ -96,6 +93,9 @@ const (
 	AuthNotLoggedIn AuthStatus = "notLoggedIn"
 	AuthBearerToken AuthStatus = "bearerToken"
 	AuthOAuth       AuthStatus = "oAuth"
+	// AuthExpired: the server's OAuth login can no longer be used (its refresh token was
+	// refused); ToolsError says so, and a new login recovers it.
+	AuthExpired AuthStatus = "expired"
 )
 
 // ServerStatus is one server as a thread sees it (one entry of mcpServerStatus/list). It is
@@ -233,12 +233,24 @@ type LogMessage struct {
 	Params   *mcp.LoggingMessageParams
 }
 
-func (*StartupStatus) event()   {}
-func (*ToolsChanged) event()    {}
-func (*RefreshQueued) event()   {}
-func (*CatalogChanged) event()  {}
-func (*ResourceUpdated) event() {}
-func (*LogMessage) event()      {}
+// OAuthLoginCompleted ends a login started by Manager.OAuthLogin (the
+// `mcpServer/oauthLogin/completed` notification).
+type OAuthLoginCompleted struct {
+	// ThreadID is the thread the login was started for; "" without one.
+	ThreadID string
+	Name     string
+	Success  bool
+	// Error says why the login failed; "" on success.
+	Error string
+}
+
+func (*OAuthLoginCompleted) event() {}
+func (*StartupStatus) event()       {}
+func (*ToolsChanged) event()        {}
+func (*RefreshQueued) event()       {}
+func (*CatalogChanged) event()      {}
+func (*ResourceUpdated) event()     {}
+func (*LogMessage) event()          {}
 
 // ReloadResult is the outcome of Manager.Reload.
 type ReloadResult struct {

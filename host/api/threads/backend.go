@@ -17,11 +17,13 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/warden-mcp/warden/host/api"
+	"github.com/warden-mcp/warden/host/oauth"
 	"github.com/warden-mcp/warden/host/protocol"
 	"github.com/warden-mcp/warden/host/thread"
 )
@@ -42,6 +44,9 @@ type Layer interface {
 	Reload(ctx context.Context, strict bool) (thread.ReloadResult, error)
 	// Subscribe registers fn for every thread event until cancel is called.
 	Subscribe(fn func(thread.Event)) (cancel func())
+	// OAuthLogin starts an OAuth login (mcpServer/oauth/login); an OAuthLoginCompleted
+	// event ends it.
+	OAuthLogin(ctx context.Context, p thread.OAuthLoginParams) (*oauth.Login, error)
 }
 
 var _ Layer = (*thread.Manager)(nil)
@@ -71,7 +76,7 @@ const (
 // thread layer l.
 //
 //   - initialize reports serverInfo {name "warden", version} and capabilities
-//     {oauthLogin: false}.
+//     {oauthLogin: true}.
 //   - thread/start starts a thread (Manager.Start) selecting local capability roots; a root
 //     located in an environment fails with CodeNotSupported naming the root (executors are
 //     not connected yet); a broken or unknown root is CodeInvalidParams naming it; a required
@@ -92,7 +97,13 @@ const (
 //   - config/mcpServer/reload runs Manager.Reload: strict failures are CodeReloadFailed
 //     (-32005) naming the thread whose configuration failed (or the configuration error);
 //     best-effort reports the threads it could not refresh.
-//   - mcpServer/oauth/login is CodeNotSupported (-32007).
+//   - mcpServer/oauth/login runs Manager.OAuthLogin and answers with the authorization URL
+//     the user opens; mcpServer/oauthLogin/completed follows when the login ends. An
+//     unknown thread is CodeThreadNotFound, a server the thread does not list (or one that
+//     is not an OAuth-capable HTTP server) CodeServerNotAvailable, a bad clientRegistration
+//     CodeInvalidParams, a host without a credential store CodeNotSupported, and a login
+//     that cannot start (no route, a busy callback port, discovery or registration failed)
+//     CodeOAuthLoginFailed (-32008).
 //   - Subscribe forwards thread events: StartupStatus as mcpServer/startupStatus/updated,
 //     ToolsChanged as mcpServer/tools/updated.
 //
@@ -134,7 +145,7 @@ var _ api.Backend = (*backend)(nil)
 func (b *backend) Initialize(_ context.Context, _ *protocol.InitializeParams) (*protocol.InitializeResponse, error) {
 	return &protocol.InitializeResponse{
 		ServerInfo:   protocol.ServerInfo{Name: "warden", Version: b.version},
-		Capabilities: protocol.ServerCapabilities{OauthLogin: false},
+		Capabilities: protocol.ServerCapabilities{OauthLogin: true},
 	}, nil
 }
 
@@ -311,8 +322,31 @@ func (b *backend) Reload(ctx context.Context, p *protocol.ReloadParams) (*protoc
 	return out, nil
 }
 
-func (b *backend) OauthLogin(context.Context, *protocol.McpServerOauthLoginParams) (*protocol.McpServerOauthLoginResponse, error) {
-	return nil, protocol.NotSupported("OAuth login")
+func (b *backend) OauthLogin(ctx context.Context, p *protocol.McpServerOauthLoginParams) (*protocol.McpServerOauthLoginResponse, error) {
+	tp := thread.OAuthLoginParams{Name: p.Name, Scopes: p.Scopes}
+	if p.ThreadID != nil {
+		tp.ThreadID = *p.ThreadID
+	}
+	if p.ClientRegistration != nil {
+		tp.Registration = *p.ClientRegistration
+	}
+	if p.TimeoutSecs != nil {
+		tp.Timeout = time.Duration(*p.TimeoutSecs) * time.Second
+	}
+	l, err := b.threads.OAuthLogin(ctx, tp)
+	switch {
+	case err == nil:
+		return &protocol.McpServerOauthLoginResponse{AuthorizationURL: l.AuthorizationURL}, nil
+	case errors.Is(err, thread.ErrNotFound):
+		return nil, protocol.ThreadNotFound(tp.ThreadID)
+	case errors.Is(err, thread.ErrOAuthUnavailable):
+		return nil, protocol.NotSupported("OAuth login (the credential store cannot be opened; see the host log)")
+	case errors.Is(err, oauth.ErrInvalidRequest):
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "%w", err)
+	case errors.Is(err, thread.ErrNoSuchServer), errors.Is(err, thread.ErrNotOAuth):
+		return nil, protocol.Errorf(protocol.CodeServerNotAvailable, "%w", err)
+	}
+	return nil, protocol.Errorf(protocol.CodeOAuthLoginFailed, "%w", err)
 }
 
 func (b *backend) Subscribe(fn func(method string, params any)) (cancel func()) {
@@ -353,6 +387,17 @@ func notification(ev thread.Event) (string, any) {
 		return protocol.NotifyMcpServerStartupStatusUpdated, n
 	case *thread.ToolsChanged:
 		return protocol.NotifyMcpServerToolsUpdated, &protocol.McpServerToolsUpdatedNotification{ThreadID: e.ThreadID, Name: e.Server}
+	case *thread.OAuthLoginCompleted:
+		n := &protocol.McpServerOauthLoginCompletedNotification{Name: e.Name, Success: e.Success}
+		if e.ThreadID != "" {
+			id := e.ThreadID
+			n.ThreadID = &id
+		}
+		if e.Error != "" {
+			msg := e.Error
+			n.Error = &msg
+		}
+		return protocol.NotifyMcpServerOauthLoginCompleted, n
 	}
 	return "", nil
 }

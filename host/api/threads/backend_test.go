@@ -263,7 +263,7 @@ func TestBackendOverAPI(t *testing.T) {
 
 	var init protocol.InitializeResponse
 	c.result(protocol.MethodInitialize, map[string]any{"clientInfo": map[string]any{"name": "backend-test", "version": "1"}}, &init)
-	if init.ServerInfo.Name != "warden" || init.ServerInfo.Version != "9.9.9-test" || init.Capabilities.OauthLogin {
+	if init.ServerInfo.Name != "warden" || init.ServerInfo.Version != "9.9.9-test" || !init.Capabilities.OauthLogin {
 		t.Errorf("initialize = %+v", init)
 	}
 
@@ -448,7 +448,10 @@ func TestBackendOverAPI(t *testing.T) {
 		t.Errorf("best-effort reload = %+v", rl)
 	}
 
-	c.failure(protocol.MethodMcpServerOauthLogin, map[string]any{"name": "plain"}, protocol.CodeNotSupported, "OAuth login")
+	// OAuth is for streamable HTTP servers; the login itself is tested in host/oauth and e2e.
+	c.failure(protocol.MethodMcpServerOauthLogin, map[string]any{"name": "plain"}, protocol.CodeServerNotAvailable, `"plain" does not use OAuth: it is a stdio server`)
+	c.failure(protocol.MethodMcpServerOauthLogin, map[string]any{"name": "nope"}, protocol.CodeServerNotAvailable, `no such MCP server named "nope"`)
+	c.failure(protocol.MethodMcpServerOauthLogin, map[string]any{"name": "plain", "threadId": "thr_missing"}, protocol.CodeThreadNotFound, "thr_missing")
 }
 
 // Subscribe forwards events until cancel; after cancel returns nothing more is delivered.

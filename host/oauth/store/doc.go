@@ -50,7 +50,7 @@
 // UTF-8 JSON, one entry per line, sorted by key:
 //
 //	{"version":1,"entries":[
-//	{"owner":"local","server":"docs","url":"https://docs.example/mcp","client_id":"…","client_secret":"…","issuer":"https://auth.example","access_token":"…","refresh_token":"…","token_type":"Bearer","expiry":"2030-01-02T03:04:05.123456789Z","scopes":["read"],"updated_at":"…"},
+//	{"owner":"local","server":"docs","url":"https://docs.example/mcp","client_id":"…","client_secret":"…","issuer":"https://auth.example","token_url":"https://auth.example/token","access_token":"…","refresh_token":"…","token_type":"Bearer","expiry":"2030-01-02T03:04:05.123456789Z","scopes":["read"],"updated_at":"…"},
 //	{"owner":"exec-1","server":"docs","url":"https://docs.example/mcp",…}
 //	]}
 //

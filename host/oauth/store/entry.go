@@ -102,6 +102,12 @@ type Entry struct {
 	ClientSecret string
 	// Issuer is the authorization server's issuer identifier the token came from.
 	Issuer string
+	// TokenURL is the authorization server's token endpoint, where the token is refreshed
+	// without discovering the server's metadata again; TokenAuth is how the client
+	// authenticates there: "header" (HTTP Basic), "params" (client_secret_post) or ""
+	// (try both, golang.org/x/oauth2's auto-detection).
+	TokenURL  string
+	TokenAuth string
 
 	AccessToken  string
 	RefreshToken string
@@ -195,6 +201,7 @@ type logForm struct {
 	URL             string    `json:"url"`
 	ClientID        string    `json:"client_id"`
 	Issuer          string    `json:"issuer,omitempty"`
+	TokenURL        string    `json:"token_url,omitempty"`
 	Scopes          []string  `json:"scopes,omitempty"`
 	Expiry          time.Time `json:"expiry,omitzero"`
 	HasRefreshToken bool      `json:"has_refresh_token"`
@@ -205,7 +212,7 @@ type logForm struct {
 func (e Entry) logForm() logForm {
 	return logForm{
 		Owner: e.Owner, Server: e.Server, URL: e.URL,
-		ClientID: e.ClientID, Issuer: e.Issuer, Scopes: e.Scopes,
+		ClientID: e.ClientID, Issuer: e.Issuer, TokenURL: e.TokenURL, Scopes: e.Scopes,
 		Expiry: e.Expiry, HasRefreshToken: e.RefreshToken != "", HasClientSecret: e.ClientSecret != "",
 		UpdatedAt: e.UpdatedAt,
 	}

@@ -408,6 +408,8 @@ type wireEntry struct {
 	ClientID     string   `json:"client_id,omitempty"`
 	ClientSecret string   `json:"client_secret,omitempty"`
 	Issuer       string   `json:"issuer,omitempty"`
+	TokenURL     string   `json:"token_url,omitempty"`
+	TokenAuth    string   `json:"token_auth,omitempty"`
 	AccessToken  string   `json:"access_token,omitempty"`
 	RefreshToken string   `json:"refresh_token,omitempty"`
 	TokenType    string   `json:"token_type,omitempty"`
@@ -420,6 +422,7 @@ func toWire(e Entry) wireEntry {
 	return wireEntry{
 		Owner: e.Owner, Server: e.Server, URL: e.URL,
 		ClientID: e.ClientID, ClientSecret: e.ClientSecret, Issuer: e.Issuer,
+		TokenURL: e.TokenURL, TokenAuth: e.TokenAuth,
 		AccessToken: e.AccessToken, RefreshToken: e.RefreshToken, TokenType: e.TokenType,
 		Expiry: formatTime(e.Expiry), Scopes: e.Scopes, UpdatedAt: formatTime(e.UpdatedAt),
 	}
@@ -475,6 +478,7 @@ func parse(data []byte) (*file, error) {
 		e := Entry{
 			Key:      Key{Owner: we.Owner, Server: we.Server, URL: we.URL},
 			ClientID: we.ClientID, ClientSecret: we.ClientSecret, Issuer: we.Issuer,
+			TokenURL: we.TokenURL, TokenAuth: we.TokenAuth,
 			AccessToken: we.AccessToken, RefreshToken: we.RefreshToken, TokenType: we.TokenType,
 			Scopes: we.Scopes,
 		}
