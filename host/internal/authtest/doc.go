@@ -4,7 +4,7 @@
 // discovery, RFC 8414 metadata, RFC 7591 registration, authorization code with PKCE
 // (S256 only), RFC 9207 iss, refresh tokens with rotation.
 //
-// Endpoints of a Server (its URL is also its issuer):
+// Endpoints of a Server (its URL is also its issuer; see Public names below):
 //   - /.well-known/oauth-authorization-server: metadata, advertising iss support,
 //     S256, the authorization_code and refresh_token grants, the auth methods none and
 //     client_secret_post, offline_access and every Resource's scopes, and
@@ -62,6 +62,31 @@
 // Without a callback listener, Fetcher() (or AuthorizationCode,
 // which returns the code, state and iss of the redirect) plays the browser and hands
 // the result straight to the handler.
+//
+// Public names. A test of traffic that must leave from another network (an executor's)
+// gives the server and the resource names that resolve nowhere: Options.Issuer
+// ("https://oauth-only.invalid") makes the server advertise that issuer, build every
+// metadata endpoint on it and serve TLS with a certificate for it, signed by Options.CA
+// (NewCA); the resource's httptest server gets a certificate from the same CA
+// (CA.TLSConfig) and, since a Resource builds its resource URL from the request's Host
+// and TLS, answers under its public name. NewForwardProxy routes those names to the
+// listeners (Server.Addr) — CONNECT tunnels for https, plain requests with the Host kept
+// for http — and records the hosts asked for; the client that must reach them gets the
+// proxy (HTTPS_PROXY) and the CA (SSL_CERT_FILE=CA.CertFile, or CA.Pool in process). The
+// browser stand-in needs neither: it dials the listener for the issuer's host and trusts
+// the CA. Public names must be https for a go-sdk client, which refuses http metadata and
+// endpoints off loopback.
+//
+//	ca := authtest.NewCA(t)
+//	as := authtest.NewServer(t, authtest.Options{Issuer: "https://oauth-only.invalid", CA: ca})
+//	srv := httptest.NewUnstartedServer(as.Resource(mcpHandler, "mcp:tools"))
+//	srv.TLS = ca.TLSConfig(t, "oauth-mcp.invalid")
+//	srv.StartTLS()
+//	proxy := authtest.NewForwardProxy(t, map[string]string{
+//		"oauth-only.invalid": as.Addr(), "oauth-mcp.invalid": srv.Listener.Addr().String()})
+//	// the client: HTTPS_PROXY=proxy.URL(), SSL_CERT_FILE=ca.CertFile(t),
+//	// MCP URL https://oauth-mcp.invalid/mcp (mcpHandler with DisableLocalhostProtection,
+//	// since the requests name a non-loopback host)
 //
 // The go-sdk's habits a test meets here: it runs the fetcher inside the failing
 // request, once per 401 (a failed Connect logs in twice, because it tries

@@ -52,7 +52,8 @@ type TokenRecord struct {
 	// Scopes are the scopes granted, or requested when the request failed.
 	Scopes   []string
 	Resource string
-	// PresentedRefreshToken is the refresh token a refresh_token grant sent.
+	// PresentedRefreshToken is the refresh_token parameter the request sent, recorded
+	// whatever the grant and even when the client is unknown.
 	PresentedRefreshToken Secret
 	// AccessToken and RefreshToken are what was issued, empty on failure.
 	AccessToken  Secret

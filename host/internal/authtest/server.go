@@ -1,13 +1,17 @@
 package authtest
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"mime"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -87,6 +91,19 @@ type Options struct {
 	// ConsentTimeout bounds how long a held consent waits before it denies;
 	// default 30s.
 	ConsentTimeout time.Duration
+	// Issuer is the server's public base URL, an origin such as
+	// "https://oauth-only.invalid": the issuer of the metadata and of the iss parameter,
+	// the base of every endpoint the metadata names, and the authorization server every
+	// Resource's metadata names. The name need not resolve: a client reaches the server
+	// through a forward proxy that sends that host to Addr (NewForwardProxy), and the
+	// browser stand-in dials the listener itself. An https issuer makes the listener
+	// serve TLS with a certificate for the issuer's host signed by CA; the go-sdk accepts
+	// metadata and endpoints only over https unless they are on loopback, so a public
+	// name for a go-sdk client must be https. "": the listener's loopback URL.
+	Issuer string
+	// CA signs the certificate of an https Issuer. nil: the server makes a CA of its own
+	// (Server.CA).
+	CA *CA
 }
 
 // Limits on what a peer can make the server hold.
@@ -106,6 +123,7 @@ type Server struct {
 	o       Options
 	srv     *httptest.Server
 	issuer  string
+	ca      *CA
 	browser *http.Client
 
 	mu       sync.Mutex
@@ -150,6 +168,10 @@ type refreshGrant struct {
 // NewServer starts a server on loopback; it closes when tb's test ends.
 func NewServer(tb testing.TB, o Options) *Server {
 	tb.Helper()
+	issuer, err := publicOrigin(o.Issuer)
+	if err != nil {
+		tb.Fatalf("authtest: Options.Issuer: %v", err)
+	}
 	if o.AccessTokenLifetime <= 0 {
 		o.AccessTokenLifetime = time.Hour
 	}
@@ -186,10 +208,40 @@ func NewServer(tb testing.TB, o Options) *Server {
 	s.srv.Config.WriteTimeout = o.ConsentTimeout + 30*time.Second
 	s.srv.Config.IdleTimeout = 30 * time.Second
 	s.srv.Config.MaxHeaderBytes = maxHeaderBytes
-	s.srv.Start()
+	var roots *x509.CertPool
+	if strings.HasPrefix(issuer, "https://") {
+		s.ca = o.CA
+		if s.ca == nil {
+			s.ca = NewCA(tb)
+		}
+		u, _ := url.Parse(issuer) // checked by publicOrigin
+		s.srv.TLS = s.ca.TLSConfig(tb, u.Hostname(), "127.0.0.1")
+		roots = s.ca.Pool()
+		s.srv.StartTLS()
+	} else {
+		s.srv.Start()
+	}
 	s.issuer = s.srv.URL
+	if issuer != "" {
+		s.issuer = issuer
+	}
+	// The browser stand-in reaches the issuer's host (which may not resolve) at the real
+	// listener, and every other address (the client's callback) as it is. It uses no
+	// proxy: a browser on the user's machine talks to the authorization server directly.
+	listener := s.srv.Listener.Addr().String()
+	issuerAddr := hostPort(s.issuer)
+	dialer := &net.Dialer{Timeout: 10 * time.Second}
 	s.browser = &http.Client{
-		Transport: &http.Transport{MaxResponseHeaderBytes: maxHeaderBytes},
+		Transport: &http.Transport{
+			MaxResponseHeaderBytes: maxHeaderBytes,
+			TLSClientConfig:        &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				if addr == issuerAddr {
+					addr = listener
+				}
+				return dialer.DialContext(ctx, network, addr)
+			},
+		},
 		// The stand-in browser stops at every redirect: it decides itself where to go.
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Timeout:       o.ConsentTimeout + 30*time.Second,
@@ -207,8 +259,49 @@ func NewServer(tb testing.TB, o Options) *Server {
 	return s
 }
 
-// URL is the server's base URL, which is also its issuer identifier.
+// URL is the server's base URL, which is also its issuer identifier: Options.Issuer when
+// set, else the listener's loopback URL.
 func (s *Server) URL() string { return s.issuer }
+
+// CA is the authority that signed an https issuer's certificate (Options.CA, or the
+// server's own), nil for an http issuer. A client trusts the server with CA().Pool(), or
+// in a child process with SSL_CERT_FILE=CA().CertFile(t).
+func (s *Server) CA() *CA { return s.ca }
+
+// Addr is the listener's address (127.0.0.1:port), where a forward proxy sends requests
+// for the issuer's host.
+func (s *Server) Addr() string { return s.srv.Listener.Addr().String() }
+
+// publicOrigin checks an Options.Issuer and returns it without a trailing slash ("" for
+// "").
+func publicOrigin(v string) (string, error) {
+	if v == "" {
+		return "", nil
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("%q does not parse: %w", v, err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "", fmt.Errorf("%q: the scheme must be http or https", v)
+	case u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || (u.Path != "" && u.Path != "/"):
+		return "", fmt.Errorf("%q must be an origin: scheme://host[:port], no path, query, fragment or userinfo", v)
+	}
+	return u.Scheme + "://" + u.Host, nil
+}
+
+// hostPort is the host:port a client dials for an http(s) origin (the scheme's port when
+// none is given).
+func hostPort(origin string) string {
+	u, _ := url.Parse(origin) // the issuer, already checked
+	if u.Port() != "" {
+		return u.Host
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
 
 // AddClient pre-registers c, replacing a client with the same ID.
 func (s *Server) AddClient(c Client) {
@@ -697,6 +790,9 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	rec.Resource = f.Get("resource")
 	rec.ClientSecretPresent = f.Has("client_secret")
 	rec.CodeVerifierPresent = f.Get("code_verifier") != ""
+	// Recorded before the client is checked, so that a refresh token sent by a client the
+	// server does not know (someone else's login) shows in the record too.
+	rec.PresentedRefreshToken = Secret(f.Get("refresh_token"))
 	rec.Scopes = strings.Fields(f.Get("scope"))
 	if _, _, ok := r.BasicAuth(); ok {
 		answer(nil, &tokenError{http.StatusUnauthorized, "invalid_client", "client_secret_basic is not supported; use client_secret_post"})
@@ -785,7 +881,6 @@ func (s *Server) exchangeLocked(rec *TokenRecord, f url.Values) (map[string]any,
 func (s *Server) refreshLocked(rec *TokenRecord, f url.Values) (map[string]any, *tokenError) {
 	invalid := func(desc string) *tokenError { return &tokenError{http.StatusBadRequest, "invalid_grant", desc} }
 	rt := f.Get("refresh_token")
-	rec.PresentedRefreshToken = Secret(rt)
 	g, ok := s.refresh[rt]
 	switch {
 	case !ok:
