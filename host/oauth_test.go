@@ -1,10 +1,7 @@
 package host_test
 
 import (
-	"context"
 	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,26 +18,12 @@ import (
 	"github.com/warden-mcp/warden/host/thread"
 )
 
-// protectedServer is a go-sdk MCP server with an echo tool behind a real local
-// authorization server.
+// protectedServer is an echo MCP server behind a real local authorization server.
 func protectedServer(t *testing.T, o authtest.Options) (*authtest.Server, *authtest.Resource, string) {
 	t.Helper()
 	as := authtest.NewServer(t, o)
-	srv := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
-		Text string `json:"text"`
-	}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
-	})
-	res := as.Resource(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil), "mcp:tools")
-	hs := httptest.NewServer(res)
-	t.Cleanup(func() {
-		hs.Close()
-		for ss := range srv.Sessions() {
-			_ = ss.Close()
-		}
-	})
-	return as, res, hs.URL + "/mcp"
+	res, url := as.EchoMCP(t, "mcp:tools")
+	return as, res, url
 }
 
 // loginThrough runs mcpServer/oauth/login for a thread's server, plays the browser, and
@@ -164,5 +147,38 @@ func TestOAuthLoginRecoversRunningThread(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(home, config.OAuthCredentialsFile)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("store mode %v %v", fi.Mode(), err)
+	}
+}
+
+// A login that fails reaches the client as OAuthLoginCompleted with success false and the
+// precise cause, and stores nothing: the server stays notLoggedIn.
+func TestOAuthLoginFailureEvent(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		o    authtest.Options
+		want string
+	}{
+		{"denied consent", authtest.Options{Consent: authtest.ConsentDeny}, "access_denied"},
+		{"wrong iss", authtest.Options{Iss: authtest.IssWrong}, "does not match expected issuer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			as, _, url := protectedServer(t, tc.o)
+			home := t.TempDir()
+			writeFile(t, filepath.Join(home, "config.toml"), "[mcp_servers.docs]\nurl = \""+url+"\"\n")
+			h, _ := newHost(t, home, host.Options{PolicyCacheDir: "-"})
+			th := start(t, h, thread.StartParams{})
+			e := loginThrough(t, h, as, th.ID(), "docs")
+			if e.Success || !strings.Contains(e.Error, tc.want) || !strings.Contains(e.Error, `"docs"`) {
+				t.Fatalf("completion = %+v, want a failure naming docs and %q", e, tc.want)
+			}
+			if st := status(t, th)["docs"]; st.AuthStatus != thread.AuthNotLoggedIn {
+				t.Errorf("authStatus after a failed login = %s", st.AuthStatus)
+			}
+			if _, err := os.Stat(filepath.Join(home, config.OAuthCredentialsFile)); err == nil {
+				if list, err := h.OAuth().Store().List(ctx(t)); err != nil || len(list) != 0 {
+					t.Errorf("stored after a failed login: %v %v", list, err)
+				}
+			}
+		})
 	}
 }

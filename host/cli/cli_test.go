@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/warden-mcp/warden/host/internal/authtest"
@@ -47,22 +45,13 @@ func browse(args []string) int {
 	return 0
 }
 
-// protectedMCP starts an OAuth authorization server with o and, behind it as a protected
-// resource, a go-sdk MCP server with an echo tool; it returns the server and the MCP
-// endpoint's URL. Both close when t ends.
+// protectedMCP starts an OAuth authorization server with o and, behind it, an echo MCP
+// server; it returns the server and the MCP endpoint's URL. Both close when t ends.
 func protectedMCP(t *testing.T, o authtest.Options) (*authtest.Server, string) {
 	t.Helper()
 	as := authtest.NewServer(t, o)
-	srv := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
-		Text string `json:"text"`
-	}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
-	})
-	res := as.Resource(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil), "mcp:tools")
-	hs := httptest.NewServer(res)
-	t.Cleanup(hs.Close)
-	return as, hs.URL + "/mcp"
+	_, url := as.EchoMCP(t, "mcp:tools")
+	return as, url
 }
 
 // issuedSecrets are the codes and tokens the servers issued so far.

@@ -33,15 +33,15 @@ import (
 )
 
 const (
-	oauthLoginUsage  = "SERVER [--plugin ID | --thread ID --connect ws://HOST:PORT [--token-env VAR]] [--registration auto|dcr|cimd] [--scope S]... [--timeout 5m] [--no-browser]"
+	oauthLoginUsage  = "SERVER [--plugin ID | --thread ID --connect ws://HOST:PORT [--token-env VAR]] [--registration auto|dcr|cimd] [--scope S]... [--timeout 5m] [--executor-wait 30s] [--no-browser]"
 	oauthListUsage   = "[--json]"
 	oauthLogoutUsage = "SERVER [--owner ENV] [--url URL]"
 )
 
-// executorConnectWait (a variable for tests) bounds how long `oauth login` waits for executors to connect when
-// the server is (or may be) routed to one: a host just started dials them in the
-// background, so the first attempts can find them not connected yet.
-var executorConnectWait = 30 * time.Second
+// defaultExecutorWait is --executor-wait's default: how long `oauth login` waits for
+// executors to connect when the server is (or may be) routed to one — a host just started
+// dials them in the background, so the first attempts can find them not connected yet.
+const defaultExecutorWait = 30 * time.Second
 
 // executorPoll is how often the login is retried while waiting for executors. The host
 // has no "executor connected" signal outside the thread layer, so the login is simply
@@ -96,6 +96,7 @@ type loginFlags struct {
 	scopes       []string
 	timeout      time.Duration
 	noBrowser    bool
+	executorWait time.Duration
 }
 
 func oauthLogin(ctx context.Context, g *global, args []string) error {
@@ -110,6 +111,7 @@ func oauthLogin(ctx context.Context, g *global, args []string) error {
 	fl.Var(&scopes, "scope", "request scope `S` instead of the configured or discovered ones (repeatable)")
 	fl.DurationVar(&lf.timeout, "timeout", oauth.DefaultLoginTimeout, "how long to wait for the login to complete in the browser")
 	fl.BoolVar(&lf.noBrowser, "no-browser", false, "do not open $BROWSER; only print the URL")
+	fl.DurationVar(&lf.executorWait, "executor-wait", defaultExecutorWait, "how long to wait for an executor the server runs in to connect")
 	rest, err := parse(fl, args)
 	if err != nil {
 		return err
@@ -130,6 +132,8 @@ func oauthLogin(ctx context.Context, g *global, args []string) error {
 		return bad("--connect and --token-env go with --thread")
 	case lf.timeout <= 0:
 		return bad("--timeout must be positive, got %v", lf.timeout)
+	case lf.executorWait < 0:
+		return bad("--executor-wait must not be negative, got %v", lf.executorWait)
 	}
 	lf.server, lf.scopes = rest[0], scopes
 	if lf.registration, err = oauth.ParseRegistration(*reg); err != nil {
@@ -171,7 +175,7 @@ func loginLocal(ctx context.Context, g *global, lf loginFlags) error {
 	// With --plugin, the server as a thread selecting the plugin would list it: planned,
 	// not started (a required server that needs this very login would fail a real start).
 	p := thread.OAuthLoginParams{Name: lf.server, SelectedRoots: sel, Registration: string(lf.registration), Scopes: lf.scopes, Timeout: lf.timeout}
-	l, err := startWaitingForExecutors(ctx, g, h, p)
+	l, err := startWaitingForExecutors(ctx, g, h, p, lf.executorWait)
 	if err != nil {
 		return err
 	}
@@ -195,14 +199,14 @@ func loginLocal(ctx context.Context, g *global, lf loginFlags) error {
 // may be waiting for an executor: routed to one that has not connected yet (the login's
 // traffic cannot be routed), or not listed yet because it is an executor's own server and
 // the executor has not announced it.
-func startWaitingForExecutors(ctx context.Context, g *global, h *host.Host, p thread.OAuthLoginParams) (*oauth.Login, error) {
+func startWaitingForExecutors(ctx context.Context, g *global, h *host.Host, p thread.OAuthLoginParams, wait time.Duration) (*oauth.Login, error) {
 	var envs []string
 	if home := h.Config(); home != nil && home.Environments != nil {
 		for _, e := range home.Environments.List {
 			envs = append(envs, e.ID)
 		}
 	}
-	deadline := time.Now().Add(executorConnectWait)
+	deadline := time.Now().Add(wait)
 	var ticker *time.Ticker
 	for {
 		l, err := h.Threads().OAuthLogin(ctx, p)
@@ -216,14 +220,14 @@ func startWaitingForExecutors(ctx context.Context, g *global, h *host.Host, p th
 		}
 		if time.Now().After(deadline) {
 			if unroutable {
-				return nil, fmt.Errorf("%w (waited %v for the executor to connect)", err, executorConnectWait)
+				return nil, fmt.Errorf("%w (waited %v for the executor to connect)", err, wait)
 			}
 			return nil, fmt.Errorf("%w; nor did any executor environment (%s) announce it within %v",
-				err, strings.Join(envs, ", "), executorConnectWait)
+				err, strings.Join(envs, ", "), wait)
 		}
 		if ticker == nil {
 			fmt.Fprintf(g.io.Stderr, "warden oauth login: waiting up to %v for executor environments (%s) to connect\n",
-				executorConnectWait, strings.Join(envs, ", "))
+				wait, strings.Join(envs, ", "))
 			ticker = time.NewTicker(executorPoll)
 			defer ticker.Stop()
 		}
@@ -465,6 +469,14 @@ func openStore(g *global) (st *store.Store, path string, ok bool, err error) {
 	return st, path, true, nil
 }
 
+// listStore lists an opened store's logins; none when there is no store (ok false).
+func listStore(ctx context.Context, st *store.Store, ok bool) ([]store.Entry, error) {
+	if !ok {
+		return nil, nil
+	}
+	return st.List(ctx)
+}
+
 // loginState is a stored login's state: the Manager's (logged in, or expired as this
 // process knows it), refined by the entry itself — an access token past its expiry with
 // no refresh token can no longer be used.
@@ -515,11 +527,9 @@ func oauthList(ctx context.Context, g *global, args []string) error {
 	if err != nil {
 		return err
 	}
-	var entries []store.Entry
-	if ok {
-		if entries, err = st.List(ctx); err != nil {
-			return err
-		}
+	entries, err := listStore(ctx, st, ok)
+	if err != nil {
+		return err
 	}
 	sortForDisplay(entries)
 	var m *oauth.Manager
@@ -582,11 +592,9 @@ func oauthLogout(ctx context.Context, g *global, args []string) error {
 	if err != nil {
 		return err
 	}
-	var entries []store.Entry
-	if ok {
-		if entries, err = st.List(ctx); err != nil {
-			return err
-		}
+	entries, err := listStore(ctx, st, ok)
+	if err != nil {
+		return err
 	}
 	var match []store.Entry
 	for _, e := range entries {

@@ -355,15 +355,12 @@ func TestOAuthLoginWaitsForExecutor(t *testing.T) {
 func TestOAuthLoginExecutorNeverConnects(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	old := executorConnectWait
-	executorConnectWait = 500 * time.Millisecond
-	defer func() { executorConnectWait = old }()
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, "config.toml"), "[mcp_servers.docs]\nurl = \"http://127.0.0.1:9/mcp\"\nenvironment_id = \"exec-1\"\n")
 	// Nothing listens there: the host redials in the background, never connecting.
 	writeFile(t, filepath.Join(home, "environments.toml"), fmt.Sprintf("[[environments]]\nid = \"exec-1\"\nurl = \"ws://127.0.0.1:%d\"\n", freePort(t)))
 
-	r := start(ctx, []string{"--home", home, "oauth", "login", "docs", "--no-browser"}, env(nil))
+	r := start(ctx, []string{"--home", home, "oauth", "login", "docs", "--no-browser", "--executor-wait", "500ms"}, env(nil))
 	if c := r.exit(ctx, t); c != ExitFailure {
 		t.Fatalf("exit %d, want 1\nstderr:\n%s", c, r.stderr.text())
 	}

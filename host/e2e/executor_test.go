@@ -488,18 +488,7 @@ HTTP_PROXY = %q
 		"environments.toml": envTOML,
 	})
 	sel := []thread.SelectedRoot{{ID: "executor-demo@1", Location: thread.Location{Type: thread.LocationEnvironment, EnvironmentID: "exec-2", Path: plugin}}}
-	var th *thread.Thread
-	deadline := time.Now().Add(30 * time.Second)
-	for { // the plugin is read through the executor, which connects in the background
-		var err error
-		if th, err = h.Threads().Start(testCtx(t), thread.StartParams{SelectedRoots: sel}); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("thread/start: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	th := startSelecting(t, h, sel)
 	st := statusUntil(t, th, "the plugin's servers ready", func(m map[string]thread.ServerStatus) bool {
 		return m["p_stdio"].Status == thread.StateReady && m["p_web"].Status == thread.StateReady
 	})
@@ -547,6 +536,23 @@ HTTP_PROXY = %q
 	leaktest.AssertNoCanary(t, c, leaktest.BufferSource("host log", logs),
 		leaktest.FileSource("decision log", filepath.Join(home, "decisions.jsonl")),
 		leaktest.TextSource("status", statusJSON(t, st)))
+}
+
+// startSelecting starts a thread selecting roots located in an executor, retrying while
+// the executor (which the host dials in the background) has not connected yet.
+func startSelecting(t *testing.T, h *host.Host, sel []thread.SelectedRoot) *thread.Thread {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		th, err := h.Threads().Start(testCtx(t), thread.StartParams{SelectedRoots: sel})
+		if err == nil {
+			return th
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("thread/start: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // forwardProxy is an HTTP forward proxy on loopback that sends every request, whatever its

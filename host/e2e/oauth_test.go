@@ -115,18 +115,7 @@ SSL_CERT_FILE = %q
 	t.Cleanup(unsubscribe)
 
 	sel := []thread.SelectedRoot{{ID: pluginID, Location: thread.Location{Type: thread.LocationEnvironment, EnvironmentID: execID, Path: plugin}}}
-	var th *thread.Thread
-	deadline := time.Now().Add(30 * time.Second)
-	for { // the plugin is read through the executor, which connects in the background
-		var err error
-		if th, err = h.Threads().Start(testCtx(t), thread.StartParams{SelectedRoots: sel}); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("thread/start: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	th := startSelecting(t, h, sel)
 
 	// Before any login both servers fail for want of one, saying how to log in. The host's
 	// login for the same name and URL does not count: the login belongs to the executor.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -42,21 +41,7 @@ type fixture struct {
 func newFixture(t *testing.T, o authtest.Options) *fixture {
 	t.Helper()
 	as := authtest.NewServer(t, o)
-	srv := mcp.NewServer(&mcp.Implementation{Name: "protected", Version: "1"}, nil)
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in struct {
-		Text string `json:"text"`
-	}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + in.Text}}}, nil, nil
-	})
-	res := as.Resource(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil), "mcp:tools")
-	hs := httptest.NewServer(res)
-	t.Cleanup(func() {
-		hs.Close()
-		// A session whose client vanished without DELETE lives on in the handler.
-		for ss := range srv.Sessions() {
-			_ = ss.Close()
-		}
-	})
+	res, u := as.EchoMCP(t, "mcp:tools")
 	path := filepath.Join(t.TempDir(), "credentials.json")
 	st, err := store.Open(path)
 	if err != nil {
@@ -67,7 +52,6 @@ func newFixture(t *testing.T, o authtest.Options) *fixture {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Close() })
-	u := hs.URL + "/mcp"
 	return &fixture{as: as, res: res, url: u, st: st, path: path, m: m,
 		key: store.Key{Owner: store.OwnerLocal, Server: "docs", URL: u}}
 }
