@@ -24,8 +24,9 @@ import (
 // and on a 401 refreshes once. It never starts a login: without a usable login the
 // connection fails with ErrNotLoggedIn or ErrExpired, naming the fix.
 //
-// The handler reads the store on every request whose cached token is near expiry or was
-// refused, so a login or refresh by another process (warden oauth login) is picked up.
+// The handler reads the store on its first request and again when its token nears expiry
+// or is refused, so a login or refresh by another process (warden oauth login) is picked
+// up, and a server that needs no token costs nothing per request.
 func (m *Manager) Handler(k store.Key) auth.OAuthHandler {
 	return &connHandler{m: m, key: k}
 }
@@ -35,6 +36,7 @@ type connHandler struct {
 	key store.Key
 
 	mu        sync.Mutex
+	loaded    bool        // cached holds what the store had (possibly nothing)
 	cached    store.Entry // the last entry read; AccessToken "" when none
 	refreshed string      // the access token a 401-triggered refresh replaced
 }
@@ -59,17 +61,19 @@ func (ts tokenSource) Token() (*oauth2.Token, error) {
 		return nil, nil
 	}
 	h.mu.Lock()
-	e := h.cached
+	e, loaded := h.cached, h.loaded
 	h.mu.Unlock()
-	if e.AccessToken == "" || !fresh(e) {
-		var ok bool
+	// What was read stands until it is near expiry or the server refuses it (Authorize
+	// reads the store again): a server that needs no token costs no store read per request.
+	if !loaded || (e.AccessToken != "" && !fresh(e)) {
 		var err error
-		if e, ok, err = h.m.o.Store.Get(ts.ctx, h.key); err != nil {
+		if e, _, err = h.m.o.Store.Get(ts.ctx, h.key); err != nil {
 			return nil, fmt.Errorf("MCP server %q: reading its OAuth login: %w", h.key.Server, err)
-		} else if !ok {
-			return nil, nil
 		}
 		h.remember(e)
+	}
+	if e.AccessToken == "" {
+		return nil, nil
 	}
 	if !fresh(e) && e.HasRefreshToken() {
 		ne, err := h.refresh(ts.ctx, e.AccessToken)
@@ -86,7 +90,7 @@ func (ts tokenSource) Token() (*oauth2.Token, error) {
 
 func (h *connHandler) remember(e store.Entry) {
 	h.mu.Lock()
-	h.cached = e
+	h.cached, h.loaded = e, true
 	h.mu.Unlock()
 }
 
@@ -189,7 +193,7 @@ func (h *connHandler) refresh(ctx context.Context, from string) (store.Entry, er
 		return store.Entry{}, err
 	}
 	h.mu.Lock()
-	h.cached, h.refreshed = out, from
+	h.cached, h.loaded, h.refreshed = out, true, from
 	h.mu.Unlock()
 	h.m.log.Debug("OAuth token refreshed", "owner", h.key.Owner, "server", name, "expiry", out.Expiry)
 	return out, nil
