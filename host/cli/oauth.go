@@ -36,6 +36,7 @@ const (
 	oauthLoginUsage  = "SERVER [--plugin ID | --thread ID --connect ws://HOST:PORT [--token-env VAR]] [--registration auto|dcr|cimd] [--scope S]... [--timeout 5m] [--executor-wait 30s] [--no-browser]"
 	oauthListUsage   = "[--json]"
 	oauthLogoutUsage = "SERVER [--owner ENV] [--url URL]"
+	oauthMetaUsage   = ""
 )
 
 // defaultExecutorWait is --executor-wait's default: how long `oauth login` waits for
@@ -61,6 +62,8 @@ func oauthUsage(w io.Writer) {
 	fmt.Fprintln(w, "         list the stored logins (never a token)")
 	fmt.Fprintf(w, "  logout %s\n", oauthLogoutUsage)
 	fmt.Fprintln(w, "         delete a stored login")
+	fmt.Fprintln(w, "  client-metadata")
+	fmt.Fprintln(w, "         print the client ID metadata document to serve at mcp_oauth_client_metadata_url")
 }
 
 // runOAuth is `warden oauth`: logins to OAuth-protected MCP servers and the credential
@@ -77,11 +80,13 @@ func runOAuth(ctx context.Context, g *global, args []string) error {
 		return oauthList(ctx, g, args[1:])
 	case "logout":
 		return oauthLogout(ctx, g, args[1:])
+	case "client-metadata":
+		return oauthClientMetadata(g, args[1:])
 	case "help", "-h", "-help", "--help":
 		oauthUsage(g.io.Stdout)
 		return nil
 	}
-	fmt.Fprintf(g.io.Stderr, "warden oauth: unknown subcommand %q (want login, list or logout)\n", args[0])
+	fmt.Fprintf(g.io.Stderr, "warden oauth: unknown subcommand %q (want login, list, logout or client-metadata)\n", args[0])
 	return errUsage
 }
 
@@ -573,6 +578,35 @@ func oauthList(ctx context.Context, g *global, args []string) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Server, e.Owner, e.URL, expiryText(e), refresh, loginState(ctx, m, e, now))
 	}
 	return tw.Flush()
+}
+
+// oauthClientMetadata prints the client ID metadata document for the home's
+// mcp_oauth_client_metadata_url and mcp_oauth_callback_port: what the operator serves at
+// that URL so authorization servers that support such documents need no registration.
+func oauthClientMetadata(g *global, args []string) error {
+	fl := subFlags(g, "oauth client-metadata", oauthMetaUsage)
+	rest, err := parse(fl, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		fl.Usage()
+		return errUsage
+	}
+	home, err := config.LoadHome(g.home)
+	if err != nil {
+		return err
+	}
+	o := home.Config.OAuth
+	if o.ClientMetadataURL == "" {
+		return fmt.Errorf("%s sets no mcp_oauth_client_metadata_url: set it to the https URL where the document will be served", home.Config.File)
+	}
+	doc, err := oauth.ClientMetadataDocument(o.ClientMetadataURL, o.CallbackPort)
+	if err != nil {
+		return fmt.Errorf("%s: %w", home.Config.File, err)
+	}
+	_, err = fmt.Fprintf(g.io.Stdout, "%s\n", doc)
+	return err
 }
 
 func oauthLogout(ctx context.Context, g *global, args []string) error {

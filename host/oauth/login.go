@@ -3,6 +3,7 @@ package oauth
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -252,25 +253,25 @@ func (m *Manager) run(ctx context.Context, l *Login, req LoginRequest, client *h
 		scopes := append([]string(nil), req.Scopes...)
 		cfg.ScopeFilter = func([]string) []string { return scopes }
 	}
+	documentRedirect := m.o.CallbackPort != 0 && l.RedirectURL == fmt.Sprintf("http://127.0.0.1:%d/callback", m.o.CallbackPort)
 	switch {
 	case req.ClientID != "":
 		cfg.PreregisteredClient = &oauthex.ClientCredentials{ClientID: req.ClientID}
 	case req.Registration == RegistrationMetadataDocument:
-		if m.o.ClientMetadataURL == "" {
+		switch {
+		case m.o.ClientMetadataURL == "":
 			return m.named(req.Key, fmt.Errorf("%w: client registration cimd needs mcp_oauth_client_metadata_url in config.toml", ErrInvalidRequest))
+		case !documentRedirect:
+			return m.named(req.Key, fmt.Errorf("%w: client registration cimd needs the login's callback on mcp_oauth_callback_port, the port of the document's redirect URI", ErrInvalidRequest))
 		}
 		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: m.o.ClientMetadataURL}
 	default:
-		if req.Registration == RegistrationAuto && m.o.ClientMetadataURL != "" {
+		// The document names one redirect URI, on the global callback port: a login
+		// listening elsewhere registers instead.
+		if req.Registration == RegistrationAuto && m.o.ClientMetadataURL != "" && documentRedirect {
 			cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: m.o.ClientMetadataURL}
 		}
-		cfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
-			ClientName:              ClientName,
-			RedirectURIs:            []string{l.RedirectURL},
-			GrantTypes:              []string{"authorization_code", "refresh_token"},
-			ResponseTypes:           []string{"code"},
-			TokenEndpointAuthMethod: "none",
-		}}
+		cfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{Metadata: clientMetadata(l.RedirectURL)}
 	}
 	h, err := auth.NewAuthorizationCodeHandler(cfg)
 	if err != nil {
@@ -300,6 +301,34 @@ func (m *Manager) run(ctx context.Context, l *Login, req LoginRequest, client *h
 		return m.named(req.Key, fmt.Errorf("storing the token: %w", err))
 	}
 	return nil
+}
+
+// clientMetadata is how warden describes itself to an authorization server: a public
+// native client (no secret) with one loopback redirect URI, using refresh tokens.
+func clientMetadata(redirect string) *oauthex.ClientRegistrationMetadata {
+	return &oauthex.ClientRegistrationMetadata{
+		ClientName:              ClientName,
+		RedirectURIs:            []string{redirect},
+		GrantTypes:              []string{"authorization_code", "refresh_token"},
+		ResponseTypes:           []string{"code"},
+		TokenEndpointAuthMethod: "none",
+	}
+}
+
+// ClientMetadataDocument is the client ID metadata document to serve at url (config.toml's
+// mcp_oauth_client_metadata_url) for logins whose callback listens on callbackPort
+// (mcp_oauth_callback_port): an authorization server compares the login's redirect URI
+// with the document's exactly, so the port must be fixed.
+func ClientMetadataDocument(url string, callbackPort int) ([]byte, error) {
+	if callbackPort < 1 || callbackPort > 65535 {
+		return nil, fmt.Errorf("%w: a client ID metadata document needs a fixed callback port (mcp_oauth_callback_port): its redirect URI must match the login's exactly", ErrInvalidRequest)
+	}
+	doc := struct {
+		ClientID string `json:"client_id"`
+		*oauthex.ClientRegistrationMetadata
+	}{url, clientMetadata(fmt.Sprintf("http://127.0.0.1:%d/callback", callbackPort))}
+	doc.ApplicationType = "native"
+	return json.MarshalIndent(doc, "", "  ")
 }
 
 // cause turns a flow error into what the user is told: the login's own cause when its

@@ -68,9 +68,10 @@ type Options struct {
 	// used when a LoginRequest names none. 0: an ephemeral loopback port.
 	CallbackPort int
 	// ClientMetadataURL is the https URL of a client ID metadata document describing
-	// warden (config.toml's mcp_oauth_client_metadata_url). When set, a login to an
-	// authorization server that supports client ID metadata documents uses it as the
-	// client id instead of registering. "": never.
+	// warden (config.toml's mcp_oauth_client_metadata_url; ClientMetadataDocument makes
+	// it). When set, a login whose callback listens on CallbackPort (the document's
+	// redirect URI) to an authorization server that supports client ID metadata documents
+	// uses it as the client id instead of registering. "": never.
 	ClientMetadataURL string
 	// HTTPTimeout bounds each OAuth HTTP request. 0: DefaultHTTPTimeout.
 	HTTPTimeout time.Duration
