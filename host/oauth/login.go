@@ -291,6 +291,11 @@ func (m *Manager) run(ctx context.Context, l *Login, req LoginRequest, client *h
 	e.ClientID, e.ClientSecret = gotCfg.ClientID, gotCfg.ClientSecret
 	e.Issuer = gotIss
 	e.TokenURL, e.TokenAuth = gotCfg.Endpoint.TokenURL, authStyleName(gotCfg.Endpoint.AuthStyle)
+	if e.TokenAuth == "" && e.ClientSecret == "" {
+		// A public client has no secret for a Basic header: without this, x/oauth2's
+		// auto-detection tries Basic first and every refresh starts with a 401.
+		e.TokenAuth = "params"
+	}
 	if len(e.Scopes) == 0 {
 		e.Scopes = gotCfg.Scopes
 	}

@@ -7,18 +7,24 @@
 // Endpoints of a Server (its URL is also its issuer; see Public names below):
 //   - /.well-known/oauth-authorization-server: metadata, advertising iss support,
 //     S256, the authorization_code and refresh_token grants, the auth methods none and
-//     client_secret_post, offline_access and every Resource's scopes, and
-//     registration_endpoint unless Options.DisableRegistration.
+//     client_secret_post, offline_access and every Resource's scopes,
+//     registration_endpoint unless Options.DisableRegistration, and
+//     client_id_metadata_document_supported with Options.ClientIDMetadataDocuments.
 //   - /register: dynamic registration; redirect URIs must be https or loopback http.
 //   - /authorize: checks client_id and the exact redirect_uri (an error page, no
-//     redirect, when either is wrong), response_type=code, an S256 code_challenge and the
-//     scopes; then the consent step — approve by default, SetConsent(ConsentDeny) to
+//     redirect, when either is wrong; with Options.ClientIDMetadataDocuments a client_id
+//     that is an https URL with a path is a public client whose client ID metadata
+//     document is fetched from that URL, trusting Options.CA, and must name the URL as
+//     its client_id and list the redirect_uri — AuthorizeRecord.MetadataDocument and
+//     MetadataDocumentError say how that went), response_type=code, an S256
+//     code_challenge and the scopes; then the consent step — approve by default, SetConsent(ConsentDeny) to
 //     answer error=access_denied, HoldConsent to keep it waiting until the test
 //     releases it — then redirects with code, state and iss (SetIss/Options.Iss send a
 //     wrong one or none).
 //   - /token: authorization_code (single use; a replay revokes what the code bought;
 //     client, redirect_uri, resource and code_verifier checked) and refresh_token
-//     (rotated: each refresh token works once). ExpireAccessTokens and
+//     (rotated: each refresh token works once); a metadata document's client id is
+//     known here once /authorize accepted its document. ExpireAccessTokens and
 //     ExpireRefreshTokens end what was issued so far; Options.AccessTokenLifetime sets
 //     expires_in, and golang.org/x/oauth2 refreshes within 10s of expiry, so a
 //     lifetime under 10s makes a client refresh before every request.
@@ -93,5 +99,8 @@
 // server/discover and then initialize); it refreshes only on its own clock, so a token
 // the server expired early gets a 401 and a whole new login, not a refresh; a refresh
 // that fails with invalid_grant sends the request without a token, and that 401 starts
-// a new login too.
+// a new login too; with a client ID metadata document it leaves the token endpoint's
+// auth style to golang.org/x/oauth2's detection, whose first try is HTTP Basic — which
+// this server refuses with 401 invalid_client (recorded without a client id, the code
+// still unspent) — before it sends client_id in the form.
 package authtest

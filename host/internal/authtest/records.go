@@ -24,6 +24,12 @@ type AuthorizeRecord struct {
 	HasCodeChallenge    bool
 	// Resource is the RFC 8707 resource indicator the client sent.
 	Resource string
+	// MetadataDocument reports whether the client_id was taken as the URL of a client ID
+	// metadata document (Options.ClientIDMetadataDocuments) and fetched;
+	// MetadataDocumentError says why the document could not be fetched or used (Error
+	// is then invalid_client, answered with an error page).
+	MetadataDocument      bool
+	MetadataDocumentError string
 	// ConsentAsked reports whether the request got as far as the consent step;
 	// Consent is what was decided there.
 	ConsentAsked bool

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"mime"
 	"net"
@@ -101,9 +102,19 @@ type Options struct {
 	// metadata and endpoints only over https unless they are on loopback, so a public
 	// name for a go-sdk client must be https. "": the listener's loopback URL.
 	Issuer string
-	// CA signs the certificate of an https Issuer. nil: the server makes a CA of its own
-	// (Server.CA).
+	// CA signs the certificate of an https Issuer (nil: the server makes a CA of its own,
+	// Server.CA), and is what the server trusts when it fetches a client ID metadata
+	// document (nil: the system roots).
 	CA *CA
+	// ClientIDMetadataDocuments makes the server accept client ID metadata documents
+	// (draft-ietf-oauth-client-id-metadata-document): the metadata advertises
+	// client_id_metadata_document_supported, and a client_id that is an https URL with a
+	// path is fetched at every /authorize — within 5 KiB and 10s, trusting CA, following
+	// no redirect — and must name itself as client_id, list the redirect_uri exactly and
+	// ask for no client secret; the client is public. /token then accepts that client id
+	// for the codes and refresh tokens issued to it. false: such a client_id is unknown
+	// unless pre-registered.
+	ClientIDMetadataDocuments bool
 }
 
 // Limits on what a peer can make the server hold.
@@ -125,19 +136,23 @@ type Server struct {
 	issuer  string
 	ca      *CA
 	browser *http.Client
+	docs    *http.Client // fetches client ID metadata documents
 
-	mu       sync.Mutex
-	scopes   []string
-	clients  map[string]*Client
-	codes    map[string]*codeGrant
-	access   map[string]*accessGrant
-	refresh  map[string]*refreshGrant
-	consent  Consent
-	iss      IssMode
-	hold     *Hold
-	register []RegisterRecord
-	authz    []AuthorizeRecord
-	token    []TokenRecord
+	mu      sync.Mutex
+	scopes  []string
+	clients map[string]*Client
+	// docClients are the clients described by client ID metadata documents, by URL, as
+	// last fetched; apart from clients so that /authorize fetches a document every time.
+	docClients map[string]*Client
+	codes      map[string]*codeGrant
+	access     map[string]*accessGrant
+	refresh    map[string]*refreshGrant
+	consent    Consent
+	iss        IssMode
+	hold       *Hold
+	register   []RegisterRecord
+	authz      []AuthorizeRecord
+	token      []TokenRecord
 }
 
 type codeGrant struct {
@@ -185,14 +200,16 @@ func NewServer(tb testing.TB, o Options) *Server {
 		o.ConsentTimeout = 30 * time.Second
 	}
 	s := &Server{
-		o:       o,
-		scopes:  append([]string{"offline_access"}, o.Scopes...),
-		clients: make(map[string]*Client),
-		codes:   make(map[string]*codeGrant),
-		access:  make(map[string]*accessGrant),
-		refresh: make(map[string]*refreshGrant),
-		consent: o.Consent,
-		iss:     o.Iss,
+		o:          o,
+		scopes:     append([]string{"offline_access"}, o.Scopes...),
+		clients:    make(map[string]*Client),
+		docClients: make(map[string]*Client),
+		docs:       newDocumentClient(o.CA),
+		codes:      make(map[string]*codeGrant),
+		access:     make(map[string]*accessGrant),
+		refresh:    make(map[string]*refreshGrant),
+		consent:    o.Consent,
+		iss:        o.Iss,
 	}
 	for _, c := range o.Clients {
 		s.AddClient(c)
@@ -255,6 +272,7 @@ func NewServer(tb testing.TB, o Options) *Server {
 		}
 		s.srv.Close()
 		s.browser.CloseIdleConnections()
+		s.docs.CloseIdleConnections()
 	})
 	return s
 }
@@ -458,6 +476,9 @@ func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	if !s.o.DisableRegistration {
 		m["registration_endpoint"] = s.issuer + "/register"
 	}
+	if s.o.ClientIDMetadataDocuments {
+		m["client_id_metadata_document_supported"] = true
+	}
 	writeJSON(w, http.StatusOK, m)
 }
 
@@ -605,8 +626,32 @@ func (s *Server) serveAuthorize(w http.ResponseWriter, r *http.Request) {
 		s.authz = appendRecord(s.authz, rec)
 		s.mu.Unlock()
 	}
+	var c *Client
+	var ok bool
+	if s.o.ClientIDMetadataDocuments && isDocumentClientID(rec.ClientID) {
+		// A document client is whatever its document says now, so it is fetched before
+		// anything else is checked, outside the lock (the fetch takes network time).
+		rec.MetadataDocument = true
+		var err error
+		if c, err = s.fetchDocumentClient(r.Context(), rec.ClientID); err == nil {
+			err = s.rememberDocumentClient(c)
+		}
+		if err != nil {
+			rec.Error, rec.MetadataDocumentError = "invalid_client", err.Error()
+			var de *documentError
+			if errors.As(err, &de) {
+				rec.Error = de.code
+			}
+			record()
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		ok = true
+	}
 	s.mu.Lock()
-	c, ok := s.clients[rec.ClientID]
+	if !ok {
+		c, ok = s.clients[rec.ClientID]
+	}
 	var redirectOK bool
 	if ok {
 		redirectOK = slices.Contains(c.RedirectURIs, rec.RedirectURI)
@@ -801,6 +846,11 @@ func (s *Server) serveToken(w http.ResponseWriter, r *http.Request) {
 	// answer locks s.mu itself, so every path below unlocks before answering.
 	s.mu.Lock()
 	c, ok := s.clients[rec.ClientID]
+	if !ok {
+		// A document client is known once /authorize accepted its document; the codes
+		// and refresh tokens it holds are bound to its id.
+		c, ok = s.docClients[rec.ClientID]
+	}
 	if !ok {
 		s.mu.Unlock()
 		answer(nil, &tokenError{http.StatusUnauthorized, "invalid_client", "unknown client_id"})
