@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/oauth2"
 
 	"github.com/warden-mcp/warden/host/internal/authtest"
 	"github.com/warden-mcp/warden/host/oauth"
@@ -76,10 +77,12 @@ func (f *fixture) login(t *testing.T, req oauth.LoginRequest) (page int, err err
 	return resp.StatusCode, l.Wait(testCtx(t))
 }
 
-func (f *fixture) connect(t *testing.T) (*mcp.ClientSession, error) {
+func (f *fixture) connect(t *testing.T) (*mcp.ClientSession, error) { return f.connectKey(t, f.key) }
+
+func (f *fixture) connectKey(t *testing.T, k store.Key) (*mcp.ClientSession, error) {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-	cs, err := c.Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: f.url, OAuthHandler: f.m.Handler(f.key)}, nil)
+	cs, err := c.Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: f.url, OAuthHandler: f.m.Handler(k)}, nil)
 	if err == nil {
 		t.Cleanup(func() { _ = cs.Close() })
 	}
@@ -322,8 +325,8 @@ func atoi(t *testing.T, s string) int {
 	return n
 }
 
-// 100 logins at once, each its own key, then 100 connections refreshing at once — half of
-// them on one shared key, whose refresh token rotates on every use: nothing is lost, no
+// 100 logins at once, each its own key, then 100 refreshes at once — half of them on one
+// shared key, whose refresh token rotates on every use: nothing is lost, no
 // refresh token is spent twice (which the server would answer with invalid_grant), and
 // the file stays 0600.
 func TestConcurrentLoginsAndRefreshes(t *testing.T) {
@@ -364,22 +367,29 @@ func TestConcurrentLoginsAndRefreshes(t *testing.T) {
 			k = keys[0] // half of them refresh the same login
 		}
 		go func(k store.Key) {
-			c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
-			cs, err := c.Connect(testCtx(t), &mcp.StreamableClientTransport{Endpoint: f.url, OAuthHandler: f.m.Handler(k)}, nil)
-			if err != nil {
-				errs <- err
-				return
+			// What a connection does before each request: its token, refreshed first
+			// (the lifetime is under the refresh margin).
+			ts, err := f.m.Handler(k).TokenSource(testCtx(t))
+			if err == nil {
+				var tok *oauth2.Token
+				if tok, err = ts.Token(); err == nil && (tok == nil || tok.AccessToken == "") {
+					err = errors.New("no token")
+				}
 			}
-			_, err = cs.CallTool(testCtx(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}})
-			_ = cs.Close() // before reporting: its DELETE may refresh and write the store
 			errs <- err
 		}(k)
 	}
 	for range n {
 		if err := <-errs; err != nil {
-			t.Errorf("connection: %v", err)
+			t.Errorf("refresh: %v", err)
 		}
 	}
+	// The shared login's latest token works.
+	cs, err := f.connectKey(t, keys[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	echo(t, cs)
 	for _, r := range f.as.TokenRequests() {
 		if r.Error != "" {
 			t.Errorf("a token request failed with %s (%s grant)", r.Error, r.GrantType)
