@@ -22,12 +22,14 @@ POLICY_WASMS := $(addsuffix /policy.wasm,$(POLICY_DIRS)) $(BIN)/conformance/go.w
 
 all: build
 
-## tools: install what tests need beyond Go (wat2wasm from wabt; clang+lld for the C guest).
+## tools: install what tests need beyond Go (wat2wasm from wabt; clang+lld for the C guest;
+## Debian's chromium for the status page's browser test, unless CHROME_PATH names a browser).
 tools:
 	@missing=""; \
 	command -v wat2wasm >/dev/null 2>&1 || missing="$$missing wabt"; \
 	command -v clang >/dev/null 2>&1 || missing="$$missing clang"; \
 	command -v wasm-ld >/dev/null 2>&1 || missing="$$missing lld"; \
+	[ -n "$$CHROME_PATH" ] || command -v chromium >/dev/null 2>&1 || missing="$$missing chromium"; \
 	if [ -n "$$missing" ]; then \
 	  echo "make tools: installing$$missing with apt-get"; \
 	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -37,6 +38,9 @@ type executors struct {
 	log     hclog.Logger
 	lookup  func(string) (string, bool) // the host's environment (token_env values)
 	changed func()
+	// onReconnect, when set, is told of each reconnection of an environment after its first
+	// connect (the executor reconnect metric); set before the first sync.
+	onReconnect func(env string)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -54,8 +58,12 @@ type executorEnv struct {
 	connected bool
 	caps      protocol.Capabilities
 	servers   []config.ServerDecl // last announced
-	unsub     func()
-	stop      context.CancelFunc
+	// everConnected and reconnects: a connect after the first one is a reconnect
+	// (Host.Status).
+	everConnected bool
+	reconnects    int
+	unsub         func()
+	stop          context.CancelFunc
 }
 
 func newExecutors(log hclog.Logger, lookup func(string) (string, bool), changed func()) *executors {
@@ -165,6 +173,11 @@ func (x *executors) update(e *executorEnv, connected bool, caps protocol.Capabil
 		}
 	}
 	x.mu.Lock()
+	reconnected := connected && !e.connected && e.everConnected
+	if reconnected {
+		e.reconnects++
+	}
+	e.everConnected = e.everConnected || connected
 	e.connected = connected
 	if connected {
 		// Kept while disconnected, so that its servers are listed failed ("not
@@ -175,6 +188,9 @@ func (x *executors) update(e *executorEnv, connected bool, caps protocol.Capabil
 	x.mu.Unlock()
 	x.log.Info("executor state", "environment", e.cfg.ID, "connected", connected,
 		"http_header_env_vars", caps.HTTPHeaderEnvVars, "processes", caps.Processes, "servers", len(servers))
+	if reconnected && x.onReconnect != nil {
+		x.onReconnect(e.cfg.ID)
+	}
 	if x.changed != nil {
 		x.changed()
 	}
@@ -193,6 +209,24 @@ func (x *executors) environments(home *config.Home) []thread.Environment {
 		}
 		out = append(out, env)
 	}
+	return out
+}
+
+// views reports every environment for Host.Status, by id.
+func (x *executors) views() []ExecutorStatus {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := make([]ExecutorStatus, 0, len(x.envs))
+	for _, e := range x.envs {
+		addr := e.cfg.Program // its arguments may carry anything: the program only
+		if e.cfg.URL != "" {
+			addr = mcpconn.RedactURL(e.cfg.URL)
+		}
+		out = append(out, ExecutorStatus{ID: e.cfg.ID, Address: addr, Connected: e.connected, Dialled: e.client != nil,
+			HTTPHeaderEnvVars: e.caps.HTTPHeaderEnvVars, Processes: e.caps.Processes,
+			Servers: len(e.servers), Reconnects: e.reconnects})
+	}
+	slices.SortFunc(out, func(a, b ExecutorStatus) int { return strings.Compare(a.ID, b.ID) })
 	return out
 }
 

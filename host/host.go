@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/warden-mcp/warden/host/config"
 	"github.com/warden-mcp/warden/host/decision"
 	"github.com/warden-mcp/warden/host/mcpconn"
+	"github.com/warden-mcp/warden/host/metrics"
 	"github.com/warden-mcp/warden/host/oauth"
 	"github.com/warden-mcp/warden/host/oauth/store"
 	"github.com/warden-mcp/warden/host/policy"
@@ -35,7 +37,8 @@ type Options struct {
 	// Logger receives the host's logs, with a named sub-logger per component. nil: none.
 	Logger hclog.Logger
 	// DecisionLog receives one JSON line per policy decision. nil: the config's
-	// `[decision_log]` path (appended to, created 0600; "-" or "stderr" for standard
+	// `[decision_log]` path (appended to, created 0600, rotated by max_size_mb — default
+	// 64, 0 never — keeping `keep` old files, default 5; "-" or "stderr" for standard
 	// error), else no decision log. It is fixed for the host's lifetime (a reload does not
 	// change it).
 	DecisionLog io.Writer
@@ -68,7 +71,7 @@ type Host struct {
 	log       hclog.Logger
 	extraDirs []string
 
-	logFile *os.File // the decision log, when the host opened it
+	logFile io.Closer // the decision log (a *decision.RotatingFile), when the host opened it
 	rt      *policy.Runtime
 	loader  *policy.Cache
 	engine  *decision.Engine
@@ -77,6 +80,7 @@ type Host struct {
 	oauthRT *http.Transport
 	threads *thread.Manager
 	execs   *executors
+	obs     *observer // Status, Subscribe and Metrics
 
 	watchMu  sync.Mutex // the roots watcher; also serializes feeding it to the threads
 	watchGen int
@@ -104,6 +108,20 @@ func New(ctx context.Context, o Options) (*Host, error) {
 	if h.log == nil {
 		h.log = hclog.NewNullLogger()
 	}
+	h.obs = newObserver(metrics.New(metrics.Options{
+		OpenSessions: func() int {
+			if h.conns == nil {
+				return 0
+			}
+			return h.conns.OpenSessions()
+		},
+		Threads: func() int {
+			if h.threads == nil {
+				return 0
+			}
+			return len(h.threads.List())
+		},
+	}))
 	if err := h.provision(ctx, o); err != nil {
 		_ = h.Close() // caddy style: release whatever was provisioned
 		return nil, err
@@ -134,7 +152,7 @@ func (h *Host) provision(ctx context.Context, o Options) (err error) {
 	if logW != nil {
 		dlog = decision.NewLog(logW)
 	}
-	h.engine = decision.NewEngine(decision.Options{Log: dlog})
+	h.engine = decision.NewEngine(decision.Options{Log: dlog, Observe: h.obs.decided})
 
 	cacheDir := o.PolicyCacheDir
 	switch cacheDir {
@@ -168,21 +186,27 @@ func (h *Host) provision(ctx context.Context, o Options) (err error) {
 
 	// The executors' changes re-plan the threads. Dialling starts (sync, below) only once
 	// the thread manager exists.
-	mo := mcpconn.Options{Logger: h.log.Named("mcp"), IdleGrace: o.ConnIdleGrace}
+	mo := mcpconn.Options{Logger: h.log.Named("mcp"), IdleGrace: o.ConnIdleGrace,
+		OnRestart: func(s *mcpconn.Spec) { h.obs.metrics.UpstreamRestart(s.Name) }}
 	to := thread.Options{
 		Engine:     h.engine,
 		Snapshot:   &thread.Snapshot{Home: home, Roots: w.Current(), ConfigErr: cfgErr},
 		Load:       h.loadSnapshot,
 		OnSnapshot: h.adopted,
-		Policies:   policyLoader{h.loader},
+		Policies:   policyLoader{h.loader, h.obs},
 		Executors:  o.Executors,
 		LookupEnv:  o.LookupEnv,
 		Logger:     h.log.Named("thread"),
+		OnToolCall: func(server string, outcome thread.ToolCallOutcome) {
+			h.obs.metrics.ToolCall(cmp.Or(server, "(unlisted)"), string(outcome))
+		},
 	}
 	if o.Executors == nil {
 		h.execs = newExecutors(h.log.Named("executor"), o.LookupEnv, func() {
 			h.threads.ExecutorsChanged(context.Background())
+			h.obs.changed()
 		})
+		h.execs.onReconnect = h.obs.metrics.ExecutorReconnect
 		mo.Executor = h.execs.executor
 		to.Executors = h.execs.environments
 		to.ExecutorFiles = h.execs.files
@@ -200,6 +224,9 @@ func (h *Host) provision(ctx context.Context, o Options) (err error) {
 	if err != nil {
 		return fmt.Errorf("warden host: %w", err)
 	}
+	// Servers starting, failing and recovering, threads refreshing: the status page's cue.
+	// The subscription ends with the thread manager.
+	h.threads.Subscribe(func(thread.Event) { h.obs.changed() })
 	if h.execs != nil {
 		h.execs.sync(home)
 	}
@@ -261,12 +288,13 @@ func (h *Host) openDecisionLog(dl config.DecisionLog) (io.Writer, error) {
 	case dl.Stderr():
 		return os.Stderr, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(dl.Path), 0o700); err != nil {
-		return nil, fmt.Errorf("warden host: decision log: %w", err)
-	}
-	f, err := os.OpenFile(dl.Path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	f, err := decision.OpenRotatingFile(dl.Path, decision.RotatingFileOptions{
+		MaxBytes: dl.MaxBytes(),
+		Keep:     dl.KeepFiles(),
+		Logger:   h.log.Named("decision_log"),
+	})
 	if err != nil {
-		return nil, fmt.Errorf("warden host: decision log: %w", err)
+		return nil, fmt.Errorf("warden host: %w", err)
 	}
 	h.logFile = f
 	return f, nil
@@ -310,21 +338,16 @@ func (h *Host) adopted(snap *thread.Snapshot) {
 	h.log.Info("watching new plugins dirs", "dirs", dirs)
 }
 
-// policyLoader is the thread layer's PolicyLoader over the host's policy module cache.
-type policyLoader struct{ c *policy.Cache }
+// policyLoader is the thread layer's PolicyLoader over the host's policy module cache;
+// every module is wrapped so that its calls are timed (Status, Metrics).
+type policyLoader struct {
+	c   *policy.Cache
+	obs *observer
+}
 
 func (l policyLoader) Load(ctx context.Context, cfg *config.Config, rs []*roots.Root) thread.Policies {
 	s := l.c.Load(ctx, cfg, rs)
-	return thread.Policies{Operator: enginePolicies(s.Operator), Plugins: enginePolicies(s.Plugins)}
-}
-
-// enginePolicies converts loaded policies to the engine's interface (nil stays nil).
-func enginePolicies(ps []policy.Loaded) []decision.Policy {
-	out := make([]decision.Policy, len(ps))
-	for i, p := range ps {
-		out[i] = p
-	}
-	return out
+	return l.obs.wrap(s.Operator, s.Plugins)
 }
 
 // startWatchLocked runs w and feeds its snapshots to the thread manager (h.watchMu held).
@@ -389,6 +412,7 @@ func (h *Host) Close() error {
 		if h.loader != nil {
 			h.loader.Close()
 		}
+		h.obs.close() // after the loader, whose Close ends the loads its goroutines wait for
 		if h.rt != nil {
 			// Bounded: a compilation still running (a load that gave up) must not hold up
 			// a host that is stopping; the runtime finishes closing after it.

@@ -13,9 +13,10 @@ import (
 	"github.com/warden-mcp/warden/host/api"
 	"github.com/warden-mcp/warden/host/frontdoor"
 	"github.com/warden-mcp/warden/host/internal/netguard"
+	"github.com/warden-mcp/warden/host/ui"
 )
 
-const serveUsage = "[--listen stdio|ws://127.0.0.1:PORT|unix:///PATH] [--mcp-listen 127.0.0.1:PORT|unix:///PATH] [--token-env VAR | --no-auth] [--tool-names prefixed|bare]"
+const serveUsage = "[--listen stdio|ws://127.0.0.1:PORT|unix:///PATH] [--mcp-listen 127.0.0.1:PORT|unix:///PATH] [--token-env VAR | --no-auth] [--tool-names prefixed|bare] [--ui-listen 127.0.0.1:PORT|unix:///PATH]"
 
 // ListenTokenFile is the file in the warden home where `warden serve` writes the bearer
 // token it generates for its TCP listeners (mode 0600). It holds the token of the most
@@ -33,6 +34,7 @@ const ListenTokenFile = "listen.token"
 func runServe(ctx context.Context, g *global, args []string) error {
 	fl := subFlags(g, "serve", serveUsage)
 	listen := fl.String("listen", "stdio", "host API transport: stdio (one JSON-RPC message per line on stdin/stdout), ws://HOST:PORT (WebSocket, bearer token required) or unix:///PATH (WebSocket over a Unix socket created 0600)")
+	uiListen := fl.String("ui-listen", "", "also serve the operator's status page and /metrics over HTTP on HOST:PORT (bearer token required; a browser opens /?token=TOKEN once) or unix:///PATH (a Unix socket created 0600)")
 	mcpListen := fl.String("mcp-listen", "", "also serve the MCP front door over streamable HTTP on HOST:PORT (bearer token required) or unix:///PATH (a Unix socket created 0600), every thread at /threads/{id}/mcp")
 	tokenEnv := fl.String("token-env", "", "environment `VAR` holding the bearer token (at least 16 bytes) WebSocket and front-door clients must send; without it a token is generated into <home>/"+ListenTokenFile+" for loopback addresses. The token itself is never a flag")
 	noAuth := fl.Bool("no-auth", false, "serve TCP listeners without a bearer token (loopback addresses only): any local user can then drive warden")
@@ -54,6 +56,10 @@ func runServe(ctx context.Context, g *global, args []string) error {
 		fmt.Fprintf(g.io.Stderr, "warden serve: --mcp-listen: %v\n", err)
 		return errUsage
 	}
+	if err := mcpAddrValid(*uiListen); err != nil {
+		fmt.Fprintf(g.io.Stderr, "warden serve: --ui-listen: %v\n", err)
+		return errUsage
+	}
 	if err := checkToolNames(*toolNames); err != nil {
 		fmt.Fprintf(g.io.Stderr, "warden serve: %v\n", err)
 		return errUsage
@@ -68,7 +74,7 @@ func runServe(ctx context.Context, g *global, args []string) error {
 	}
 	generated := false
 	if token == "" && !*noAuth {
-		if generated, err = needGeneratedToken(map[string]string{"--listen": wsAddr, "--mcp-listen": *mcpListen}); err != nil {
+		if generated, err = needGeneratedToken(map[string]string{"--listen": wsAddr, "--mcp-listen": *mcpListen, "--ui-listen": *uiListen}); err != nil {
 			return err
 		}
 		if generated {
@@ -101,6 +107,7 @@ func runServe(ctx context.Context, g *global, args []string) error {
 		apiLn *api.Listener
 		mcpLn *frontdoor.Listener
 		fd    *frontdoor.FrontDoor
+		uiLn  *ui.Listener
 	)
 	if wsAddr != "" {
 		if apiLn, err = srv.Listen(wsAddr); err != nil {
@@ -120,6 +127,16 @@ func runServe(ctx context.Context, g *global, args []string) error {
 		}
 		defer mcpLn.Close()
 	}
+	if *uiListen != "" {
+		page, err := ui.New(h, ui.Options{Token: tokenFor(*uiListen), NoAuth: *noAuth, Logger: g.log, Version: Version})
+		if err != nil {
+			return err
+		}
+		if uiLn, err = page.Listen(*uiListen); err != nil {
+			return fmt.Errorf("--ui-listen: %w", err)
+		}
+		defer uiLn.Close()
+	}
 	if generated {
 		path := filepath.Join(g.home, ListenTokenFile)
 		if err := netguard.WriteToken(path, token); err != nil {
@@ -127,14 +144,29 @@ func runServe(ctx context.Context, g *global, args []string) error {
 		}
 		fmt.Fprintf(g.io.Stderr, "warden: bearer token for the listeners written to %s (mode 0600); clients send \"Authorization: Bearer <token>\"\n", path)
 	}
-	if *noAuth && (apiLn != nil && !apiUnix(wsAddr) || mcpLn != nil && !apiUnix(*mcpListen)) {
+	if *noAuth && (apiLn != nil && !apiUnix(wsAddr) || mcpLn != nil && !apiUnix(*mcpListen) || uiLn != nil && !apiUnix(*uiListen)) {
 		fmt.Fprintln(g.io.Stderr, "warden: --no-auth: any local user can drive the TCP listeners")
 	}
 
 	var (
 		wg     sync.WaitGroup
 		mcpErr error
+		uiErr  error
 	)
+	if uiLn != nil {
+		if tokenFor(*uiListen) != "" {
+			// Never the token itself: where to read it.
+			fmt.Fprintf(g.io.Stderr, "warden: status page on %s (open %s/?token=TOKEN, TOKEN from %s)\n", uiLn.URL(), uiLn.URL(), tokenSource(g, *tokenEnv))
+		} else {
+			fmt.Fprintf(g.io.Stderr, "warden: status page on %s\n", uiLn.URL())
+		}
+		wg.Go(func() {
+			if err := uiLn.Serve(ctx); err != nil {
+				uiErr = err
+				cancel() // the status page failed: stop the rest too
+			}
+		})
+	}
 	if mcpLn != nil {
 		fmt.Fprintf(g.io.Stderr, "warden: MCP front door listening on %s\n", mcpLn.URL()+frontdoor.PathPattern)
 		wg.Go(func() {
@@ -159,7 +191,16 @@ func runServe(ctx context.Context, g *global, args []string) error {
 	}
 	cancel()
 	wg.Wait()
-	return errors.Join(apiErr, mcpErr)
+	return errors.Join(apiErr, mcpErr, uiErr)
+}
+
+// tokenSource names where the listeners' token is: the --token-env variable, or the
+// generated token's file.
+func tokenSource(g *global, tokenEnv string) string {
+	if tokenEnv != "" {
+		return "$" + tokenEnv
+	}
+	return filepath.Join(g.home, ListenTokenFile)
 }
 
 // needGeneratedToken reports whether any of the listen addresses (flag name to address;
@@ -167,7 +208,7 @@ func runServe(ctx context.Context, g *global, args []string) error {
 // non-loopback one must name its token with --token-env.
 func needGeneratedToken(addrs map[string]string) (bool, error) {
 	need := false
-	for _, name := range []string{"--listen", "--mcp-listen"} {
+	for _, name := range []string{"--listen", "--mcp-listen", "--ui-listen"} {
 		addr := addrs[name]
 		if addr == "" || apiUnix(addr) {
 			continue

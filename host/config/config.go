@@ -137,6 +137,43 @@ type DecisionLog struct {
 	// Path is the JSON-lines file decisions are appended to, resolved like Plugins.Dirs;
 	// "-" or "stderr" (kept as written) mean standard error; "" means no decision log.
 	Path string
+	// MaxSizeMB is max_size_mb: when a line would take the file past this many MiB, the
+	// file is renamed to PATH.1 (PATH.1 to PATH.2, and so on) and a new one started; 0
+	// never rotates. nil when unset, which is DefaultDecisionLogMaxSizeMB: a pointer,
+	// because 0 is a setting of its own. Use MaxBytes.
+	MaxSizeMB *int
+	// Keep is keep: how many rotated files (PATH.1 … PATH.Keep) are kept; 0 when unset,
+	// which is DefaultDecisionLogKeep. Use KeepFiles.
+	Keep int
+}
+
+// Decision log rotation defaults and bounds.
+const (
+	// DefaultDecisionLogMaxSizeMB is the rotation size when max_size_mb is unset: a few
+	// hundred thousand lines, small enough to tail and grep at once.
+	DefaultDecisionLogMaxSizeMB = 64
+	// DefaultDecisionLogKeep is how many rotated files are kept when keep is unset.
+	DefaultDecisionLogKeep = 5
+	// MaxDecisionLogMaxSizeMB is the largest accepted max_size_mb: 1 TiB.
+	MaxDecisionLogMaxSizeMB = 1 << 20
+	// MaxDecisionLogKeep is the largest accepted keep.
+	MaxDecisionLogKeep = 1000
+)
+
+// MaxBytes is the size in bytes past which the file is rotated; 0 means never.
+func (l DecisionLog) MaxBytes() int64 {
+	if l.MaxSizeMB == nil {
+		return DefaultDecisionLogMaxSizeMB << 20
+	}
+	return int64(*l.MaxSizeMB) << 20
+}
+
+// KeepFiles is how many rotated files are kept.
+func (l DecisionLog) KeepFiles() int {
+	if l.Keep == 0 {
+		return DefaultDecisionLogKeep
+	}
+	return l.Keep
 }
 
 // Stderr reports whether decisions go to standard error.
@@ -244,7 +281,7 @@ func grantKeys() []string        { return []string{"env_vars"} }
 func limitsKeys() []string       { return []string{"max_concurrent_server_starts", "max_threads"} }
 func policyKeys() []string       { return []string{"path", "sha256"} }
 func policyLimitsKeys() []string { return []string{"memory_mb", "timeout_ms"} }
-func decisionLogKeys() []string  { return []string{"path"} }
+func decisionLogKeys() []string  { return []string{"path", "max_size_mb", "keep"} }
 func frontDoorKeys() []string    { return []string{"tool_names"} }
 
 // LoadConfig reads and validates a config.toml. Every declaration gets origin.
@@ -349,6 +386,17 @@ func parseConfig(name, dir string, data []byte, origin Origin) (*Config, error) 
 						cfg.DecisionLog.Path = abs
 					}
 				}
+				// max_size_mb = 0 is "never rotate", so it is read apart from limit (which
+				// takes 0 for unset).
+				if n, ok := r.integer("max_size_mb"); ok {
+					if n < 0 || n > MaxDecisionLogMaxSizeMB {
+						r.errf("max_size_mb", "`max_size_mb` must be between 0 (never rotate) and %d (MiB), got %d", MaxDecisionLogMaxSizeMB, n)
+					} else {
+						mb := int(n)
+						cfg.DecisionLog.MaxSizeMB = &mb
+					}
+				}
+				cfg.DecisionLog.Keep = p.limit(r, "keep", MaxDecisionLogKeep, "files")
 			}
 		case "front_door":
 			if r, ok := p.section(k, prim); ok {

@@ -320,6 +320,23 @@ path = ""
 [decision_log]
 file = "d.jsonl"
 `, []string{"config.toml:3: decision_log: unknown key `file`"}},
+		{"decision log negative size", `
+[decision_log]
+path = "d.jsonl"
+max_size_mb = -1
+`, []string{"config.toml:4: decision_log: `max_size_mb` must be between 0 (never rotate) and 1048576 (MiB), got -1"}},
+		{"decision log size float", `
+[decision_log]
+max_size_mb = 1.5
+`, []string{"config.toml:3: decision_log: `max_size_mb` must be an integer, got float"}},
+		{"decision log keep zero", `
+[decision_log]
+keep = 0
+`, []string{"config.toml:3: decision_log: `keep` must be between 1 and 1000 (files), got 0"}},
+		{"decision log keep typo", `
+[decision_log]
+kept = 3
+`, []string{"config.toml:3: decision_log: unknown key `kept` (did you mean `keep`?)"}},
 		{"syntax error", `
 [mcp_servers.docs]
 command = "docs
@@ -686,6 +703,36 @@ func TestDecisionLogStderr(t *testing.T) {
 		if err != nil || cfg.DecisionLog.Path != p || !cfg.DecisionLog.Stderr() {
 			t.Errorf("%q: %+v %v", p, cfg.DecisionLog, err)
 		}
+	}
+}
+
+func TestDecisionLogRotation(t *testing.T) {
+	zero, ten := 0, 10
+	for _, tc := range []struct {
+		name, src string
+		want      DecisionLog
+		maxBytes  int64
+		keep      int
+	}{
+		{"defaults", `path = "d.jsonl"`, DecisionLog{Path: "/etc/warden/d.jsonl"}, 64 << 20, 5},
+		{"set", "path = \"d.jsonl\"\nmax_size_mb = 10\nkeep = 2", DecisionLog{Path: "/etc/warden/d.jsonl", MaxSizeMB: &ten, Keep: 2}, 10 << 20, 2},
+		{"never rotate", "path = \"d.jsonl\"\nmax_size_mb = 0", DecisionLog{Path: "/etc/warden/d.jsonl", MaxSizeMB: &zero}, 0, 5},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := ParseConfig("/etc/warden/config.toml", []byte("[decision_log]\n"+tc.src+"\n"), hostOrigin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, cfg.DecisionLog); diff != "" {
+				t.Errorf("decision log (-want +got):\n%s", diff)
+			}
+			if got := cfg.DecisionLog.MaxBytes(); got != tc.maxBytes {
+				t.Errorf("MaxBytes = %d, want %d", got, tc.maxBytes)
+			}
+			if got := cfg.DecisionLog.KeepFiles(); got != tc.keep {
+				t.Errorf("KeepFiles = %d, want %d", got, tc.keep)
+			}
+		})
 	}
 }
 

@@ -38,14 +38,19 @@ type Options struct {
 	Log *Log
 	// Now is the clock for log timestamps and latencies; nil means time.Now.
 	Now func() time.Time
+	// Observe, when set, receives every composed decision (see Observation): the status
+	// page's recent denials and the decision metrics. It runs on the deciding goroutine, so
+	// it must be cheap and must not block.
+	Observe func(Observation)
 }
 
 // Engine composes decisions. It is safe for concurrent use; SetPolicies swaps the policy set
 // atomically, so a decision in flight finishes with the set it started with.
 type Engine struct {
-	log *Log
-	now func() time.Time
-	set atomic.Pointer[policySet]
+	log     *Log
+	now     func() time.Time
+	observe func(Observation)
+	set     atomic.Pointer[policySet]
 }
 
 type policySet struct {
@@ -55,7 +60,7 @@ type policySet struct {
 
 // NewEngine returns an engine with no policies but the baseline.
 func NewEngine(o Options) *Engine {
-	e := &Engine{log: o.Log, now: o.Now}
+	e := &Engine{log: o.Log, now: o.Now, observe: o.Observe}
 	if e.now == nil {
 		e.now = time.Now
 	}
@@ -96,8 +101,8 @@ type ServerVerdict struct {
 	AllowResources, DenyResources []string
 }
 
-// Servers decides every server of in.Servers. The verdicts are in input order.
-func (e *Engine) Servers(ctx context.Context, in *abi.ServersInput) []ServerVerdict {
+// servers is Servers without the observation (Options.Observe).
+func (e *Engine) servers(ctx context.Context, in *abi.ServersInput) []ServerVerdict {
 	set := e.set.Load()
 	verdicts := make([]ServerVerdict, len(in.Servers))
 	index := make(map[string]int, len(in.Servers))
@@ -291,9 +296,8 @@ type CredentialVerdict struct {
 	DecidedBy string
 }
 
-// Credentials decides where each credential of in.Server resolves for in.Route. Verdicts are
-// in credential order. A server whose credentials include a deny must not connect.
-func (e *Engine) Credentials(ctx context.Context, in *abi.CredentialsInput) []CredentialVerdict {
+// credentials is Credentials without the observation (Options.Observe).
+func (e *Engine) credentials(ctx context.Context, in *abi.CredentialsInput) []CredentialVerdict {
 	set := e.set.Load()
 	start := e.now()
 	s := &in.Server
@@ -434,12 +438,8 @@ type ToolCallVerdict struct {
 	Arguments json.RawMessage
 }
 
-// ToolCall decides one tools/call: the server's tool lists first, then each operator policy,
-// then the server's plugin policy. A rewrite by one policy is what the next one sees. The
-// actions compose deny > ask > allow: a deny ends the decision, an ask (ABI version 2) does
-// not, so a later policy may still deny; the verdict of an ask carries the first asking
-// policy's reason, the text the front door shows the user.
-func (e *Engine) ToolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilter) ToolCallVerdict {
+// toolCall is ToolCall without the observation (Options.Observe).
+func (e *Engine) toolCall(ctx context.Context, in *abi.ToolCallInput, f ToolFilter) ToolCallVerdict {
 	set := e.set.Load()
 	start := e.now()
 	v := ToolCallVerdict{Arguments: json.RawMessage(in.Arguments)}

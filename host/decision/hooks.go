@@ -68,11 +68,8 @@ type ItemVerdict struct {
 	Arguments json.RawMessage
 }
 
-// ResourceRead decides one resources/read: the server's resource lists (f, from
-// ResourceFilter) first, then each operator policy, then the server's plugin policy. The
-// first refusal ends the decision. A policy without the resource_read hook (every ABI
-// version 1 module) has no opinion.
-func (e *Engine) ResourceRead(ctx context.Context, in *abi.ResourceReadInput, f ItemFilter) ItemVerdict {
+// resourceRead is ResourceRead without the observation (Options.Observe).
+func (e *Engine) resourceRead(ctx context.Context, in *abi.ResourceReadInput, f ItemFilter) ItemVerdict {
 	set := e.set.Load()
 	start := e.now()
 	var buf []byte
@@ -112,11 +109,8 @@ func (e *Engine) ResourceRead(ctx context.Context, in *abi.ResourceReadInput, f 
 	return v
 }
 
-// PromptGet decides one prompts/get: the server's prompt lists (f, from PromptFilter) first,
-// then each operator policy, then the server's plugin policy. A rewrite of the arguments by
-// one policy is what the next one sees; the first refusal ends the decision. A policy
-// without the prompt_get hook (every ABI version 1 module) has no opinion.
-func (e *Engine) PromptGet(ctx context.Context, in *abi.PromptGetInput, f ItemFilter) ItemVerdict {
+// promptGet is PromptGet without the observation (Options.Observe).
+func (e *Engine) promptGet(ctx context.Context, in *abi.PromptGetInput, f ItemFilter) ItemVerdict {
 	set := e.set.Load()
 	start := e.now()
 	cur := *in
@@ -216,13 +210,8 @@ type ToolResultVerdict struct {
 	DecidedBy string
 }
 
-// ToolResult decides what the client sees of one tool call's result: each operator policy,
-// then the server's plugin policy, each seeing the previous one's rewrite. An error answer
-// ends the decision. A policy that fails (trap, timeout, malformed output, a guest error)
-// fails closed: the client gets a tool error naming the plugin and the hook, never the
-// upstream result, which may hold what a redacting policy would have removed. With no
-// policy implementing the hook (every ABI version 1 module), nothing is encoded or logged.
-func (e *Engine) ToolResult(ctx context.Context, in *abi.ToolResultInput) ToolResultVerdict {
+// toolResult is ToolResult without the observation (Options.Observe).
+func (e *Engine) toolResult(ctx context.Context, in *abi.ToolResultInput) ToolResultVerdict {
 	v := ToolResultVerdict{Action: abi.ToolResultPass, Result: json.RawMessage(in.Result)}
 	set := e.set.Load()
 	if !set.anyHook(in.PluginID, abi.HookToolResult) {

@@ -27,7 +27,8 @@ type Log struct {
 	buf []byte
 }
 
-// NewLog returns a decision log writing to w.
+// NewLog returns a decision log writing to w, one Write per line; a file is best a
+// RotatingFile (OpenRotatingFile), which never splits a line across its files.
 func NewLog(w io.Writer) *Log { return &Log{w: w} }
 
 type logLine struct {
@@ -66,7 +67,7 @@ func (l *Log) write(line *logLine, outcome func(b []byte) []byte) {
 	b = append(b, "}\n"...)
 	l.buf = b
 	// A failing log writer must not change a decision; the error is dropped here and the
-	// writer (a file) reports its own failures.
+	// writer reports its own failures (a RotatingFile logs them, once until they clear).
 	_, _ = l.w.Write(b)
 }
 

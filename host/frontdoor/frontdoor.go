@@ -151,6 +151,13 @@ func (f *FrontDoor) onEvent(ev thread.Event) {
 		id, forward = e.ThreadID, true
 	case *thread.ResourceUpdated:
 		id, forward = e.ThreadID, true
+	case *thread.ThreadClosed:
+		f.mu.Lock()
+		if ts := f.servers[e.ThreadID]; ts != nil {
+			f.retireLocked(ts)
+		}
+		f.mu.Unlock()
+		return
 	default:
 		return
 	}

@@ -291,6 +291,7 @@ type shared struct {
 	readyAt    time.Time
 	restarting bool // a restart loop (restartLoop) is running
 	wasReady   bool // some session of this connection was ready: failures restart on their own
+	restarts   int  // start attempts after a session was ready (Manager.Sessions)
 	subs       map[*subscription]struct{}
 	events     []Event
 	sending    bool // an event delivery loop is running
@@ -379,10 +380,17 @@ func (s *shared) ready(ctx context.Context) (*session, error) {
 		}
 		ch := make(chan struct{})
 		s.state, s.attempt, s.err = stateStarting, ch, nil
+		restart := s.wasReady // a session of this connection was up: this start is a restart
+		if restart {
+			s.restarts++
+		}
 		s.emitLocked(Event{Kind: EventStatus})
 		s.m.wg.Add(1) // s is open, so Manager.Close has not reached wg.Wait
 		go s.run(ch)
 		s.mu.Unlock()
+		if restart && s.m.opts.OnRestart != nil {
+			s.m.opts.OnRestart(&s.spec)
+		}
 		s.deliver()
 		// This caller started the attempt: it gets the attempt's outcome,
 		// even when the attempt fails before the next turn of the loop sees

@@ -94,6 +94,12 @@ type Options struct {
 	// attempts wait for a slot within their own startup timeout. 0 means
 	// config.DefaultMaxConcurrentServerStarts. SetMaxConcurrentStarts changes it later.
 	MaxConcurrentStarts int
+
+	// OnRestart, when set, is called each time a connection that was ready once starts
+	// again (its session died or failed, and a use or the restart loop starts a new one):
+	// the upstream restart metric. It runs on the restarting goroutine with no lock held,
+	// must not block and must not modify spec.
+	OnRestart func(spec *Spec)
 }
 
 // Backoff paces restarts of a failed server (per sharing key). It is a plain value. After the n-th consecutive

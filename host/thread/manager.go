@@ -61,6 +61,12 @@ type Options struct {
 	OAuth *oauth.Manager
 	// Logger receives thread lifecycle logs. nil: no logging.
 	Logger hclog.Logger
+	// OnToolCall, when set, is told the outcome of every finished tool call of a thread
+	// (Thread.CallToolWith), by server name: the tool-call metrics. The name is "" when the
+	// thread lists no server of that name (it came from the caller, and a metric labelled
+	// with whatever callers send would grow without bound). It runs on the caller's
+	// goroutine and must not block.
+	OnToolCall func(server string, outcome ToolCallOutcome)
 }
 
 // Manager owns the threads of a host: it builds each thread's server set from the current
@@ -79,6 +85,7 @@ type Manager struct {
 	executorFiles func(env, root string) roots.ReadFunc
 	lookupEnv     func(string) (string, bool)
 	oauth         *oauth.Manager
+	onToolCall    func(server string, outcome ToolCallOutcome)
 	log           hclog.Logger
 	events        *dispatcher
 
@@ -116,6 +123,7 @@ func NewManager(ctx context.Context, o Options) (*Manager, error) {
 		executorFiles: o.ExecutorFiles,
 		lookupEnv:     o.LookupEnv,
 		oauth:         o.OAuth,
+		onToolCall:    o.OnToolCall,
 		log:           o.Logger,
 		snap:          o.Snapshot,
 		threads:       map[string]*Thread{},

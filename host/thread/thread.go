@@ -616,12 +616,8 @@ func (t *Thread) CallTool(ctx context.Context, server, tool string, args json.Ra
 	return t.CallToolWith(ctx, server, tool, args, caller, CallOptions{})
 }
 
-// CallToolWith is CallTool with options: the request's _meta and progress, and the
-// approval of a call that needs one (the server's approval_mode is "prompt", or a policy
-// answered ask: o.Approve is asked; declined, cancelled or nobody to ask is a *DeniedError
-// and each answer is in the decision log). The result passes the tool_result hook, which may
-// rewrite it or replace it with a tool error.
-func (t *Thread) CallToolWith(ctx context.Context, server, tool string, args json.RawMessage, caller string, o CallOptions) (*mcp.CallToolResult, error) {
+// callToolWith is CallToolWith without the outcome report (Options.OnToolCall).
+func (t *Thread) callToolWith(ctx context.Context, server, tool string, args json.RawMessage, caller string, o CallOptions) (*mcp.CallToolResult, error) {
 	args = bytes.TrimSpace(args)
 	if len(args) == 0 || bytes.Equal(args, []byte("null")) {
 		args = json.RawMessage("{}")
@@ -742,5 +738,8 @@ func (t *Thread) Close() error {
 		}
 	}
 	wg.Wait()
+	if !t.ephemeral {
+		t.m.emit(&ThreadClosed{ThreadID: t.id})
+	}
 	return nil
 }

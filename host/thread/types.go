@@ -185,6 +185,12 @@ type PolicyLoader interface {
 // values.
 type Event interface{ event() }
 
+// ThreadClosed reports that a thread ended (Thread.Close): whatever serves the thread (the
+// front door's per-thread MCP server) lets go of it then, not when it is next asked for.
+type ThreadClosed struct {
+	ThreadID string
+}
+
 // StartupStatus reports a server's new startup state in a thread (the
 // `mcpServer/startupStatus/updated` notification).
 type StartupStatus struct {
@@ -246,6 +252,7 @@ type OAuthLoginCompleted struct {
 
 func (*OAuthLoginCompleted) event() {}
 func (*StartupStatus) event()       {}
+func (*ThreadClosed) event()        {}
 func (*ToolsChanged) event()        {}
 func (*RefreshQueued) event()       {}
 func (*CatalogChanged) event()      {}
