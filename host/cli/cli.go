@@ -93,6 +93,7 @@ func commands() []command {
 		{"config", "validate a warden home (config check)", runConfig},
 		{"oauth", "log in to OAuth-protected MCP servers and manage stored logins (oauth login|list|logout)", runOAuth},
 		{"policy", "evaluate and test policy plugins (policy eval|test)", runPolicy},
+		{"decisions", "read the decision log (decisions tail|grep)", runDecisions},
 		{"demo", "walk through the embedded default", runDemo},
 		{"version", "print the version", runVersion},
 	}
