@@ -18,7 +18,7 @@ POLICY_DIRS := $(patsubst %/main.go,%,$(wildcard examples/plugins/*/main.go plug
 POLICY_WASMS := $(addsuffix /policy.wasm,$(POLICY_DIRS)) $(BIN)/conformance/go.wasm $(BIN)/conformance/c.wasm
 
 
-.PHONY: all build tools test check bench demo clean policies fuzz
+.PHONY: all build tools test check bench demo clean policies fuzz soak
 
 all: build
 
@@ -112,6 +112,14 @@ fuzz:
 	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
 	    echo "== $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	  done; done
+
+## soak: the load test, loopback only: 200 threads x 5 servers, 32 callers through the MCP
+## front door for SOAK_DURATION (default 60s); prints p50/p99, throughput, RSS and goroutines
+## before, during and after, and fails unless they settle back within 10%. Without -race,
+## which would distort the figures; `make test` skips it (it needs WARDEN_SOAK=1).
+SOAK_DURATION ?= 60s
+soak:
+	WARDEN_SOAK=1 SOAK_DURATION=$(SOAK_DURATION) $(GO) test -count=1 -v -run '^TestSoak$$' -timeout 30m ./host/e2e/
 
 ## demo: build everything and run the walk-through on the embedded default.
 demo: build

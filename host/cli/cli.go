@@ -91,6 +91,7 @@ func commands() []command {
 		{"executor", "serve the executor protocol (stdio or WebSocket): run servers in this environment for a host", runExecutor},
 		{"plugins", "list and inspect capability roots (plugins list|inspect ID)", runPlugins},
 		{"config", "validate a warden home (config check)", runConfig},
+		{"doctor", "check a warden home end to end and say what to fix", runDoctor},
 		{"oauth", "log in to OAuth-protected MCP servers and manage stored logins (oauth login|list|logout)", runOAuth},
 		{"policy", "evaluate and test policy plugins (policy eval|test)", runPolicy},
 		{"decisions", "read the decision log (decisions tail|grep)", runDecisions},

@@ -50,6 +50,7 @@ func runMCP(ctx context.Context, g *global, args []string) error {
 		sel = append(sel, r)
 	}
 
+	warnEmptyHome(g, sel)
 	h, err := host.New(ctx, host.Options{Home: g.home, Logger: g.log})
 	if err != nil {
 		return err

@@ -86,6 +86,7 @@ func runServe(ctx context.Context, g *global, args []string) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	warnEmptyHome(g, nil)
 	h, err := host.New(ctx, host.Options{Home: g.home, Logger: g.log})
 	if err != nil {
 		return err
