@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/warden-mcp/warden/host/config"
 	"github.com/warden-mcp/warden/host/internal/authtest"
+	"github.com/warden-mcp/warden/host/internal/testmain"
 	"github.com/warden-mcp/warden/host/oauth/store"
 )
 
@@ -297,17 +297,6 @@ func TestOAuthLoginThroughServe(t *testing.T) {
 	noSecrets(t, as, login, serve)
 }
 
-// freePort returns a loopback port that was free a moment ago.
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // TestOAuthLoginWaitsForExecutor logs in to a server that runs in an executor which
 // connects only after the login began: the command waits for it, the login's traffic
 // goes through the executor and the login is the executor's (owner exec-1).
@@ -317,7 +306,7 @@ func TestOAuthLoginWaitsForExecutor(t *testing.T) {
 	as, docsURL := protectedMCP(t, authtest.Options{})
 	const token = "executor-test-token-0123456789abcdef"
 	t.Setenv("WARDEN_CLI_TEST_EXEC_TOKEN", token) // the host reads token_env from its process environment
-	port := freePort(t)
+	port := testmain.FreePort(t)
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, "config.toml"), fmt.Sprintf("[mcp_servers.docs]\nurl = %q\nenvironment_id = \"exec-1\"\n", docsURL))
 	writeFile(t, filepath.Join(home, "environments.toml"), fmt.Sprintf("[[environments]]\nid = \"exec-1\"\nurl = \"ws://127.0.0.1:%d\"\ntoken_env = \"WARDEN_CLI_TEST_EXEC_TOKEN\"\n", port))
@@ -358,7 +347,7 @@ func TestOAuthLoginExecutorNeverConnects(t *testing.T) {
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, "config.toml"), "[mcp_servers.docs]\nurl = \"http://127.0.0.1:9/mcp\"\nenvironment_id = \"exec-1\"\n")
 	// Nothing listens there: the host redials in the background, never connecting.
-	writeFile(t, filepath.Join(home, "environments.toml"), fmt.Sprintf("[[environments]]\nid = \"exec-1\"\nurl = \"ws://127.0.0.1:%d\"\n", freePort(t)))
+	writeFile(t, filepath.Join(home, "environments.toml"), fmt.Sprintf("[[environments]]\nid = \"exec-1\"\nurl = \"ws://127.0.0.1:%d\"\n", testmain.FreePort(t)))
 
 	r := start(ctx, []string{"--home", home, "oauth", "login", "docs", "--no-browser", "--executor-wait", "500ms"}, env(nil))
 	if c := r.exit(ctx, t); c != ExitFailure {

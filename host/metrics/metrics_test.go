@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -72,7 +71,7 @@ func TestScrapeAfterActivity(t *testing.T) {
 
 	// A real executor in this process, on a fixed loopback port so that a second one can
 	// take its place.
-	port := freePort(t)
+	port := testmain.FreePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	stopExec := serveExecutor(t, addr)
 
@@ -321,16 +320,6 @@ func serveExecutor(t *testing.T, addr string) (stop func()) {
 		<-done
 		_ = srv.Close()
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // waitFor polls cond until it holds, failing the test at ctx's deadline.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -18,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/warden-mcp/warden/host/internal/authtest"
+	"github.com/warden-mcp/warden/host/internal/testmain"
 	"github.com/warden-mcp/warden/host/oauth"
 	"github.com/warden-mcp/warden/host/oauth/store"
 )
@@ -39,7 +39,7 @@ type cimdEnv struct {
 
 func newCIMDEnv(t *testing.T) *cimdEnv {
 	t.Helper()
-	e := &cimdEnv{ca: authtest.NewCA(t), port: cimdFreePort(t)}
+	e := &cimdEnv{ca: authtest.NewCA(t), port: testmain.FreePort(t)}
 	e.callback = "http://127.0.0.1:" + strconv.Itoa(e.port) + "/callback"
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != cimdPath {
@@ -94,16 +94,6 @@ func cimdCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-func cimdFreePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
 
 // cimdLogin starts a login, checks its authorization URL names wantClientID (when set),

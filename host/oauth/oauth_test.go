@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/warden-mcp/warden/host/internal/authtest"
+	"github.com/warden-mcp/warden/host/internal/testmain"
 	"github.com/warden-mcp/warden/host/oauth"
 	"github.com/warden-mcp/warden/host/oauth/store"
 )
@@ -144,7 +144,7 @@ func TestLoginDCRThenConnect(t *testing.T) {
 func TestLoginPreregisteredSkipsRegistration(t *testing.T) {
 	f := newFixture(t, authtest.Options{})
 	// The redirect URI is the callback listener's: register the client for a fixed port.
-	port := freePort(t)
+	port := strconv.Itoa(testmain.FreePort(t))
 	f.as.AddClient(authtest.Client{ID: "configured", RedirectURIs: []string{"http://127.0.0.1:" + port + "/callback"}})
 	_, err := f.login(t, oauth.LoginRequest{ClientID: "configured", Registration: oauth.RegistrationDCR, CallbackPort: atoi(t, port)})
 	if err != nil {
@@ -304,17 +304,6 @@ func TestRefreshOnceOn401(t *testing.T) {
 			t.Error("the refreshed token is not stored")
 		}
 	}
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	_, port, _ := net.SplitHostPort(l.Addr().String())
-	return port
 }
 
 func atoi(t *testing.T, s string) int {

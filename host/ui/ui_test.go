@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -56,7 +55,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(cancel)
 	f := &fixture{logs: &testmain.SyncBuffer{}}
 
-	execAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	execAddr := "127.0.0.1:" + strconv.Itoa(testmain.FreePort(t))
 	t.Cleanup(serveExecutor(t, execAddr))
 
 	home := t.TempDir()
@@ -468,14 +467,4 @@ func serveExecutor(t *testing.T, addr string) (stop func()) {
 		<-done
 		_ = srv.Close()
 	}
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
