@@ -405,7 +405,6 @@ func (h *Host) Close() error {
 		if h.conns != nil {
 			errs = append(errs, h.conns.Close())
 		}
-
 		if h.execs != nil {
 			h.execs.close()
 		}

@@ -193,6 +193,30 @@ func homeFromEnv(getenv func(string) string) string {
 }
 
 // subFlags returns a FlagSet for a subcommand that prints its errors to stderr.
+// runSubcommand runs `warden NAME SUB ...`: the one of subs named args[0], or a usage error
+// listing them.
+func runSubcommand(ctx context.Context, g *global, name string, args []string, subs []command) error {
+	names := make([]string, len(subs))
+	for i, s := range subs {
+		names[i] = s.name
+	}
+	if len(args) == 0 {
+		fmt.Fprintf(g.io.Stderr, "usage: warden %s %s [flags]\n", name, strings.Join(names, "|"))
+		return errUsage
+	}
+	for _, s := range subs {
+		if s.name == args[0] {
+			return s.run(ctx, g, args[1:])
+		}
+	}
+	want := names[len(names)-1]
+	if len(names) > 1 {
+		want = strings.Join(names[:len(names)-1], ", ") + " or " + want
+	}
+	fmt.Fprintf(g.io.Stderr, "warden %s: unknown subcommand %q (want %s)\n", name, args[0], want)
+	return errUsage
+}
+
 func subFlags(g *global, name, argsUsage string) *flag.FlagSet {
 	fs := flag.NewFlagSet("warden "+name, flag.ContinueOnError)
 	fs.SetOutput(g.io.Stderr)

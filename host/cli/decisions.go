@@ -29,18 +29,10 @@ import (
 // per line (see decision.Log), rotated to PATH.1, PATH.2, … by decision.RotatingFile.
 
 func runDecisions(ctx context.Context, g *global, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(g.io.Stderr, "usage: warden decisions tail|grep [flags]")
-		return errUsage
-	}
-	switch args[0] {
-	case "tail":
-		return decisionsTail(ctx, g, args[1:])
-	case "grep":
-		return decisionsGrep(g, args[1:])
-	}
-	fmt.Fprintf(g.io.Stderr, "warden decisions: unknown subcommand %q (want tail or grep)\n", args[0])
-	return errUsage
+	return runSubcommand(ctx, g, "decisions", args, []command{
+		{name: "tail", run: decisionsTail},
+		{name: "grep", run: func(_ context.Context, g *global, args []string) error { return decisionsGrep(g, args) }},
+	})
 }
 
 // decisionFilters are the flags tail and grep share. Values of one filter are alternatives;

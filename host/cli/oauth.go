@@ -69,25 +69,19 @@ func oauthUsage(w io.Writer) {
 // runOAuth is `warden oauth`: logins to OAuth-protected MCP servers and the credential
 // store they live in (<home>/mcp-oauth-credentials.json).
 func runOAuth(ctx context.Context, g *global, args []string) error {
-	if len(args) == 0 {
+	if len(args) == 0 || slices.Contains([]string{"help", "-h", "-help", "--help"}, args[0]) {
 		oauthUsage(g.io.Stdout)
-		return errUsage
-	}
-	switch args[0] {
-	case "login":
-		return oauthLogin(ctx, g, args[1:])
-	case "list":
-		return oauthList(ctx, g, args[1:])
-	case "logout":
-		return oauthLogout(ctx, g, args[1:])
-	case "client-metadata":
-		return oauthClientMetadata(g, args[1:])
-	case "help", "-h", "-help", "--help":
-		oauthUsage(g.io.Stdout)
+		if len(args) == 0 {
+			return errUsage
+		}
 		return nil
 	}
-	fmt.Fprintf(g.io.Stderr, "warden oauth: unknown subcommand %q (want login, list, logout or client-metadata)\n", args[0])
-	return errUsage
+	return runSubcommand(ctx, g, "oauth", args, []command{
+		{name: "login", run: oauthLogin},
+		{name: "list", run: oauthList},
+		{name: "logout", run: oauthLogout},
+		{name: "client-metadata", run: func(_ context.Context, g *global, args []string) error { return oauthClientMetadata(g, args) }},
+	})
 }
 
 // loginFlags are the parsed flags of `oauth login`.

@@ -24,18 +24,7 @@ func (s *stringList) String() string     { return strings.Join(*s, ",") }
 func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
 
 func runPlugins(ctx context.Context, g *global, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(g.io.Stderr, "usage: warden plugins list|inspect [flags]")
-		return errUsage
-	}
-	switch args[0] {
-	case "list":
-		return pluginsList(ctx, g, args[1:])
-	case "inspect":
-		return pluginsInspect(ctx, g, args[1:])
-	}
-	fmt.Fprintf(g.io.Stderr, "warden plugins: unknown subcommand %q (want list or inspect)\n", args[0])
-	return errUsage
+	return runSubcommand(ctx, g, "plugins", args, []command{{name: "list", run: pluginsList}, {name: "inspect", run: pluginsInspect}})
 }
 
 // pluginDirs returns the --dir flags, or else the home's [plugins] dirs.

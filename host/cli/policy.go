@@ -15,18 +15,7 @@ import (
 )
 
 func runPolicy(ctx context.Context, g *global, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprintln(g.io.Stderr, "usage: warden policy eval|test [flags]")
-		return errUsage
-	}
-	switch args[0] {
-	case "eval":
-		return policyEval(ctx, g, args[1:])
-	case "test":
-		return policyTest(ctx, g, args[1:])
-	}
-	fmt.Fprintf(g.io.Stderr, "warden policy: unknown subcommand %q (want eval or test)\n", args[0])
-	return errUsage
+	return runSubcommand(ctx, g, "policy", args, []command{{name: "eval", run: policyEval}, {name: "test", run: policyTest}})
 }
 
 // newRuntime returns a policy runtime with an on-disk compilation cache, so a second
