@@ -21,7 +21,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/warden-mcp/warden/host"
-	"github.com/warden-mcp/warden/host/executor"
+	"github.com/warden-mcp/warden/host/internal/exectest"
 	"github.com/warden-mcp/warden/host/internal/testbuild"
 	"github.com/warden-mcp/warden/host/internal/testmain"
 	"github.com/warden-mcp/warden/host/metrics"
@@ -73,7 +73,7 @@ func TestScrapeAfterActivity(t *testing.T) {
 	// take its place.
 	port := testmain.FreePort(t)
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	stopExec := serveExecutor(t, addr)
+	stopExec := exectest.Serve(t, addr, execToken)
 
 	home := t.TempDir()
 	writeFile(t, filepath.Join(home, "policies", "guard.wasm"), string(testbuild.GoGuest(t, "../testdata/policies/guard")))
@@ -143,7 +143,7 @@ func TestScrapeAfterActivity(t *testing.T) {
 	waitFor(t, ctx, "the executor to connect", func() bool { return executorConnected(h) })
 	stopExec()
 	waitFor(t, ctx, "the executor to be seen disconnected", func() bool { return !executorConnected(h) })
-	stopExec = serveExecutor(t, addr)
+	stopExec = exectest.Serve(t, addr, execToken)
 	defer stopExec()
 	waitFor(t, ctx, "the executor to reconnect", func() bool {
 		for _, e := range h.Status().Executors {
@@ -281,45 +281,6 @@ func sessionPID(t *testing.T, h *host.Host, server string) int {
 	}
 	t.Fatalf("no session of %s with a process: %+v", server, h.Status().Sessions)
 	return 0
-}
-
-// serveExecutor runs a real executor server on addr until the returned stop is called
-// (which closes its connections and waits for it).
-func serveExecutor(t *testing.T, addr string) (stop func()) {
-	t.Helper()
-	srv, err := executor.New(executor.Options{})
-	if err != nil {
-		t.Fatalf("executor.New: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var ln *executor.Listener
-	// The previous executor's port may take a moment to be free again.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if ln, err = srv.Listen(ctx, addr, execToken); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			cancel()
-			t.Fatalf("executor listen %s: %v", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = ln.Serve(ctx)
-	}()
-	stopped := false
-	return func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		<-done
-		_ = srv.Close()
-	}
 }
 
 // waitFor polls cond until it holds, failing the test at ctx's deadline.

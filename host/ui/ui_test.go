@@ -20,7 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/warden-mcp/warden/host"
-	"github.com/warden-mcp/warden/host/executor"
+	"github.com/warden-mcp/warden/host/internal/exectest"
 	"github.com/warden-mcp/warden/host/internal/testbuild"
 	"github.com/warden-mcp/warden/host/internal/testmain"
 	"github.com/warden-mcp/warden/host/thread"
@@ -56,7 +56,7 @@ func newFixture(t *testing.T) *fixture {
 	f := &fixture{logs: &testmain.SyncBuffer{}}
 
 	execAddr := "127.0.0.1:" + strconv.Itoa(testmain.FreePort(t))
-	t.Cleanup(serveExecutor(t, execAddr))
+	t.Cleanup(exectest.Serve(t, execAddr, execToken))
 
 	home := t.TempDir()
 	testmain.WriteFile(t, filepath.Join(home, "policies", "allow-hosts.wasm"), string(testbuild.GoGuest(t, "../../examples/plugins/allow-hosts")))
@@ -441,30 +441,5 @@ func waitDOM(t *testing.T, ctx context.Context, what, expr string) {
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(15*time.Second))); err != nil {
 		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("content").innerText`))
 		t.Fatalf("waiting for %s: %v\npage content:\n%s", what, err, text)
-	}
-}
-
-// serveExecutor runs a real executor server on addr until the returned stop is called.
-func serveExecutor(t *testing.T, addr string) (stop func()) {
-	t.Helper()
-	srv, err := executor.New(executor.Options{})
-	if err != nil {
-		t.Fatalf("executor.New: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ln, err := srv.Listen(ctx, addr, execToken)
-	if err != nil {
-		cancel()
-		t.Fatalf("executor listen %s: %v", addr, err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = ln.Serve(ctx)
-	}()
-	return func() {
-		cancel()
-		<-done
-		_ = srv.Close()
 	}
 }
